@@ -1,0 +1,41 @@
+"""The ``cartoqa`` command.  Each group lives in its own module; nothing imports the CLI."""
+
+from __future__ import annotations
+
+import typer
+
+from cartoqa import __version__
+
+from .dataset import app as dataset_app
+from .demo import demo
+from .geo import app as geo_app
+
+app = typer.Typer(
+    name="cartoqa",
+    help="cartoqa: benchmarks of map reading for vision-language models, from OpenStreetMap data.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+app.add_typer(geo_app, name="geo")
+app.add_typer(dataset_app, name="dataset")
+app.command()(demo)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"cartoqa {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(
+        False, "--version", callback=_version, is_eager=True, help="Print the version and exit."
+    ),
+) -> None:
+    """cartoqa: benchmarks of map reading for vision-language models, from OpenStreetMap data."""
+
+
+def main() -> None:
+    app()

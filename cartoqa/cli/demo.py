@@ -1,0 +1,48 @@
+"""``cartoqa demo``: the main job on the embedded default data."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.progress import Progress
+from rich.table import Table
+
+from cartoqa.demo import DEMO_MODEL, run_demo
+
+
+def demo(
+    out: Annotated[Path, typer.Option(help="Folder for the dataset and the run store.")] = Path(
+        "demo-output"
+    ),
+    n: Annotated[int, typer.Option(help="Number of questions.", min=1)] = 50,
+    seed: Annotated[int, typer.Option(help="Seed for sampling city pairs.")] = 42,
+) -> None:
+    """Build a small distance benchmark from GeoNames cities, run a baseline on it, score it.
+
+    Rerunning with the same options resumes: answered questions are not asked again.
+    """
+    console = Console()
+    with Progress(console=console, transient=True) as progress:
+        bar = progress.add_task("answering", total=n)
+        result = run_demo(
+            out, n=n, seed=seed, on_progress=lambda i, total: progress.update(bar, completed=i)
+        )
+    table = Table(title=f"distance, model {DEMO_MODEL}: within max(5 km, 5%)")
+    table.add_column("distance band")
+    table.add_column("correct", justify="right")
+    table.add_column("accuracy", justify="right")
+    for band, (ok, total) in result.accuracy_by_band.items():
+        table.add_row(band, f"{ok}/{total}", f"{ok / total:.3f}")
+    table.add_row("all", "", f"{result.accuracy:.3f}")
+    console.print(table)
+    console.print(f"1 - MAPE: {result.one_minus_mape:.3f}")
+    console.print(
+        f"dataset: {result.dataset.path} ({len(result.dataset)} samples)\n"
+        f"run store: {result.run_path} (answered now {result.answered_now}, "
+        f"resumed {result.resumed})"
+    )
+    for credit in result.dataset.manifest.attribution:
+        console.print(f"data: {credit}")

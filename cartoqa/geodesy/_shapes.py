@@ -1,0 +1,136 @@
+"""Polygons, bounding boxes and paths on the sphere."""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from cartoqa.errors import CoordinateError
+
+from ._sphere import EARTH_RADIUS_KM, _central_angle, _segment_distance_rad
+from ._validate import as_float, as_path
+
+
+def _open_ring(lats: ArrayLike, lons: ArrayLike) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    la, lo = as_path(lats, lons, min_points=3)
+    if la.size > 3 and la[0] == la[-1] and lo[0] == lo[-1]:
+        la, lo = la[:-1], lo[:-1]  # a closed ring: drop the repeated first vertex
+    if la.size < 3:
+        raise CoordinateError(f"a polygon needs at least 3 distinct vertices, got {la.size}")
+    return la, lo
+
+
+def polygon_area_km2(lats: ArrayLike, lons: ArrayLike) -> float:
+    """Area in km² of the spherical polygon with these vertices, in order.
+
+    L'Huilier's theorem on the triangles fanned from the first vertex (the
+    GPSBench convention): area = R² × the sum of the triangles' spherical
+    excesses.  Exact for convex polygons; a closing vertex equal to the first
+    is ignored.
+    """
+    la, lo = _open_ring(lats, lons)
+    phi, lam = np.radians(la), np.radians(lo)
+    p0, l0 = phi[0], lam[0]
+    pb, lb = phi[1:-1], lam[1:-1]
+    pc, lc = phi[2:], lam[2:]
+    a = _central_angle(pb, lb, pc, lc)
+    b = _central_angle(p0, l0, pc, lc)
+    c = _central_angle(p0, l0, pb, lb)
+    s = (a + b + c) / 2.0
+    t = np.tan(s / 2.0) * np.tan((s - a) / 2.0) * np.tan((s - b) / 2.0) * np.tan((s - c) / 2.0)
+    excess = 4.0 * np.arctan(np.sqrt(np.clip(t, 0.0, None)))
+    return float(EARTH_RADIUS_KM**2 * np.sum(excess))
+
+
+def polygon_perimeter_km(lats: ArrayLike, lons: ArrayLike) -> float:
+    """Perimeter in km: the sum of the haversine sides, the closing side included."""
+    la, lo = _open_ring(lats, lons)
+    phi, lam = np.radians(la), np.radians(lo)
+    sides = _central_angle(phi, lam, np.roll(phi, -1), np.roll(lam, -1))
+    return float(EARTH_RADIUS_KM * np.sum(sides))
+
+
+class BoundingBox(NamedTuple):
+    """The box around a set of points, as GPSBench's bounding-box task asks for it."""
+
+    min_lat: float
+    """Southernmost latitude (degrees)."""
+    max_lat: float
+    """Northernmost latitude (degrees)."""
+    min_lon: float
+    """Westernmost longitude (degrees, plain minimum: no antimeridian wrap)."""
+    max_lon: float
+    """Easternmost longitude (degrees, plain maximum)."""
+    center_lat: float
+    """Latitude of the centre of the bounds: (min_lat + max_lat) / 2."""
+    center_lon: float
+    """Longitude of the centre of the bounds: (min_lon + max_lon) / 2."""
+    centroid_lat: float
+    """Mean latitude of the points."""
+    centroid_lon: float
+    """Mean longitude of the points."""
+    diagonal_km: float
+    """Haversine distance from (min_lat, min_lon) to (max_lat, max_lon)."""
+
+
+def bounding_box(lats: ArrayLike, lons: ArrayLike) -> BoundingBox:
+    """Min/max latitude and longitude, centre of bounds, centroid (mean) and diagonal in km."""
+    la, lo = as_path(lats, lons, min_points=1)
+    mn_la, mx_la, mn_lo, mx_lo = la.min(), la.max(), lo.min(), lo.max()
+    diag = EARTH_RADIUS_KM * _central_angle(
+        np.radians(mn_la), np.radians(mn_lo), np.radians(mx_la), np.radians(mx_lo)
+    )
+    return BoundingBox(
+        min_lat=float(mn_la),
+        max_lat=float(mx_la),
+        min_lon=float(mn_lo),
+        max_lon=float(mx_lo),
+        center_lat=float((mn_la + mx_la) / 2.0),
+        center_lon=float((mn_lo + mx_lo) / 2.0),
+        centroid_lat=float(la.mean()),
+        centroid_lon=float(lo.mean()),
+        diagonal_km=float(diag),
+    )
+
+
+def path_length_m(lats: ArrayLike, lons: ArrayLike) -> float:
+    """Length in metres of the polyline through these vertices (sum of haversine legs)."""
+    la, lo = as_path(lats, lons, min_points=1)
+    phi, lam = np.radians(la), np.radians(lo)
+    legs = _central_angle(phi[:-1], lam[:-1], phi[1:], lam[1:])
+    return float(EARTH_RADIUS_KM * 1000.0 * np.sum(legs))
+
+
+def simplify_rdp(lats: ArrayLike, lons: ArrayLike, epsilon_km: float) -> NDArray[np.intp]:
+    """Ramer-Douglas-Peucker simplification; returns the indices of the kept vertices.
+
+    A vertex is kept when it lies farther than ``epsilon_km`` from the
+    great-circle segment joining the kept vertices around it.  The first and
+    last vertices are always kept; indices come out sorted.
+    """
+    la, lo = as_path(lats, lons, min_points=1)
+    eps = float(as_float("epsilon_km", epsilon_km))
+    if eps < 0:
+        raise CoordinateError(f"epsilon_km={eps!r} is negative; pass a tolerance >= 0 km")
+    n = la.size
+    if n <= 2:
+        return np.arange(n, dtype=np.intp)
+    phi, lam = np.radians(la), np.radians(lo)
+    eps_rad = eps / EARTH_RADIUS_KM
+    keep = np.zeros(n, dtype=bool)
+    keep[0] = keep[-1] = True
+    stack = [(0, n - 1)]
+    while stack:
+        i, j = stack.pop()
+        if j - i < 2:
+            continue
+        d = _segment_distance_rad(phi[i + 1 : j], lam[i + 1 : j], phi[i], lam[i], phi[j], lam[j])
+        k = int(np.argmax(d))
+        if d[k] > eps_rad:
+            m = i + 1 + k
+            keep[m] = True
+            stack.append((i, m))
+            stack.append((m, j))
+    return np.flatnonzero(keep)

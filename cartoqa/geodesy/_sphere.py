@@ -1,0 +1,198 @@
+"""Great-circle geometry on a sphere of radius EARTH_RADIUS_KM.
+
+Degrees in, latitude first; scalars give floats, arrays give arrays.
+Arguments to arcsin/arccos are clamped to [-1, 1] against rounding.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from cartoqa.errors import CoordinateError
+
+from ._validate import FloatArray, as_float, as_lat, as_lon, broadcast, scalar_out, wrap_lon
+
+#: Mean Earth radius used by every distance in cartoqa (GPSBench's convention).
+EARTH_RADIUS_KM = 6371.0
+
+_COMPASS_8 = ("N", "NE", "E", "SE", "S", "SW", "W", "NW")
+_COMPASS_4 = ("N", "E", "S", "W")
+
+
+def _points(
+    lat1: ArrayLike, lon1: ArrayLike, lat2: ArrayLike, lon2: ArrayLike
+) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray]:
+    p = broadcast(
+        lat1=as_lat("lat1", lat1),
+        lon1=as_lon("lon1", lon1),
+        lat2=as_lat("lat2", lat2),
+        lon2=as_lon("lon2", lon2),
+    )
+    return tuple(np.radians(a) for a in p)  # type: ignore[return-value]
+
+
+def _central_angle(phi1: Any, lam1: Any, phi2: Any, lam2: Any) -> Any:
+    """Haversine central angle in radians (inputs in radians)."""
+    a = (
+        np.sin((phi2 - phi1) / 2.0) ** 2
+        + np.cos(phi1) * np.cos(phi2) * np.sin((lam2 - lam1) / 2.0) ** 2
+    )
+    return 2.0 * np.arcsin(np.sqrt(np.clip(a, 0.0, 1.0)))
+
+
+def _bearing_rad(phi1: Any, lam1: Any, phi2: Any, lam2: Any) -> Any:
+    dlam = lam2 - lam1
+    y = np.sin(dlam) * np.cos(phi2)
+    x = np.cos(phi1) * np.sin(phi2) - np.sin(phi1) * np.cos(phi2) * np.cos(dlam)
+    return np.arctan2(y, x)
+
+
+def _normalise_deg(deg: Any) -> Any:
+    out = np.mod(deg, 360.0)
+    return np.where(out >= 360.0, 0.0, out)
+
+
+def distance_km(lat1: ArrayLike, lon1: ArrayLike, lat2: ArrayLike, lon2: ArrayLike) -> Any:
+    """Great-circle (haversine) distance in km on the sphere R = EARTH_RADIUS_KM."""
+    phi1, lam1, phi2, lam2 = _points(lat1, lon1, lat2, lon2)
+    return scalar_out(EARTH_RADIUS_KM * _central_angle(phi1, lam1, phi2, lam2))
+
+
+def initial_bearing_deg(lat1: ArrayLike, lon1: ArrayLike, lat2: ArrayLike, lon2: ArrayLike) -> Any:
+    """Forward azimuth from point 1 to point 2, clockwise from north, in [0, 360).
+
+    Identical points give 0.  From a pole every direction is south (or north),
+    and the result follows the usual atan2 convention there.
+    """
+    phi1, lam1, phi2, lam2 = _points(lat1, lon1, lat2, lon2)
+    return scalar_out(_normalise_deg(np.degrees(_bearing_rad(phi1, lam1, phi2, lam2))))
+
+
+def compass_direction(bearing_deg: ArrayLike, points: int = 8) -> Any:
+    """Name the compass sector of a bearing: "N", "NE", ... (8 points) or "N", "E", "S", "W" (4).
+
+    Eight sectors of 45 degrees centred on the directions: N is [337.5, 22.5),
+    NE [22.5, 67.5), and so on.  Four sectors of 90 degrees: N is [315, 45).
+    A scalar gives a str, an array gives an array of str.
+    """
+    b = _normalise_deg(as_float("bearing_deg", bearing_deg))
+    names: tuple[str, ...]
+    if points == 8:
+        names, width = _COMPASS_8, 45.0
+    elif points == 4:
+        names, width = _COMPASS_4, 90.0
+    else:
+        raise CoordinateError(f"points={points!r} is not supported; use 4 or 8")
+    idx = (np.floor((b + width / 2.0) / width).astype(int)) % len(names)
+    labels = np.asarray(names)[idx]
+    if labels.ndim == 0:
+        return str(labels)
+    return labels
+
+
+def interpolate(
+    lat1: ArrayLike, lon1: ArrayLike, lat2: ArrayLike, lon2: ArrayLike, fraction: ArrayLike
+) -> tuple[Any, Any]:
+    """The point ``fraction`` of the way along the great circle from point 1 to 2 (slerp).
+
+    ``fraction`` 0 gives point 1, 1 gives point 2; values outside [0, 1]
+    extrapolate along the same great circle.  Returns (lat, lon) with lon in
+    [-180, 180).  Antipodal points have no unique great circle: ValueError.
+    """
+    phi1, lam1, phi2, lam2 = _points(lat1, lon1, lat2, lon2)
+    f = as_float("fraction", fraction)
+    phi1, lam1, phi2, lam2, f = broadcast(lat1=phi1, lon1=lam1, lat2=phi2, lon2=lam2, fraction=f)
+    v1 = np.stack([np.cos(phi1) * np.cos(lam1), np.cos(phi1) * np.sin(lam1), np.sin(phi1)])
+    v2 = np.stack([np.cos(phi2) * np.cos(lam2), np.cos(phi2) * np.sin(lam2), np.sin(phi2)])
+    dot = np.clip(np.sum(v1 * v2, axis=0), -1.0, 1.0)
+    omega = np.arccos(dot)
+    sin_omega = np.sin(omega)
+    if np.any((dot < 0) & (sin_omega < 1e-12)):
+        raise CoordinateError(
+            "interpolate: the two points are antipodal, so no unique great circle joins them; "
+            "move one point slightly"
+        )
+    small = sin_omega < 1e-12
+    safe = np.where(small, 1.0, sin_omega)
+    w1 = np.where(small, 1.0 - f, np.sin((1.0 - f) * omega) / safe)
+    w2 = np.where(small, f, np.sin(f * omega) / safe)
+    v = w1 * v1 + w2 * v2
+    lat = np.degrees(np.arctan2(v[2], np.hypot(v[0], v[1])))
+    lon = np.degrees(np.arctan2(v[1], v[0]))
+    return scalar_out(lat), scalar_out(wrap_lon(lon))
+
+
+def destination(
+    lat: ArrayLike, lon: ArrayLike, bearing_deg: ArrayLike, distance_km: ArrayLike
+) -> tuple[Any, Any]:
+    """The point reached from (lat, lon) after ``distance_km`` along the initial bearing.
+
+    Returns (lat, lon) with lon in [-180, 180).  Negative distances go backwards.
+    """
+    phi, lam, theta, d = broadcast(
+        lat=np.radians(as_lat("lat", lat)),
+        lon=np.radians(as_lon("lon", lon)),
+        bearing_deg=np.radians(as_float("bearing_deg", bearing_deg)),
+        distance_km=as_float("distance_km", distance_km),
+    )
+    delta = d / EARTH_RADIUS_KM
+    sin_phi2 = np.clip(
+        np.sin(phi) * np.cos(delta) + np.cos(phi) * np.sin(delta) * np.cos(theta), -1.0, 1.0
+    )
+    phi2 = np.arcsin(sin_phi2)
+    lam2 = lam + np.arctan2(
+        np.sin(theta) * np.sin(delta) * np.cos(phi), np.cos(delta) - np.sin(phi) * sin_phi2
+    )
+    return scalar_out(np.degrees(phi2)), scalar_out(wrap_lon(np.degrees(lam2)))
+
+
+def cross_track_km(
+    lat: ArrayLike,
+    lon: ArrayLike,
+    lat1: ArrayLike,
+    lon1: ArrayLike,
+    lat2: ArrayLike,
+    lon2: ArrayLike,
+) -> Any:
+    """Signed distance in km from (lat, lon) to the great circle through point 1 then point 2.
+
+    Positive when the point lies to the right of the direction of travel from
+    point 1 to point 2, negative to the left.
+    """
+    phi, lam, phi1, lam1 = _points(lat, lon, lat1, lon1)
+    phi2, lam2 = (np.radians(as_lat("lat2", lat2)), np.radians(as_lon("lon2", lon2)))
+    phi, lam, phi1, lam1, phi2, lam2 = broadcast(
+        lat=phi, lon=lam, lat1=phi1, lon1=lam1, lat2=phi2, lon2=lam2
+    )
+    return scalar_out(EARTH_RADIUS_KM * _cross_track_rad(phi, lam, phi1, lam1, phi2, lam2))
+
+
+def _cross_track_rad(phi: Any, lam: Any, phi1: Any, lam1: Any, phi2: Any, lam2: Any) -> Any:
+    d13 = _central_angle(phi1, lam1, phi, lam)
+    t13 = _bearing_rad(phi1, lam1, phi, lam)
+    t12 = _bearing_rad(phi1, lam1, phi2, lam2)
+    return np.arcsin(np.clip(np.sin(d13) * np.sin(t13 - t12), -1.0, 1.0))
+
+
+def _segment_distance_rad(
+    phi: Any, lam: Any, phi1: float, lam1: float, phi2: float, lam2: float
+) -> Any:
+    """Angular distance from points to the great-circle *segment* 1-2 (clamped to its ends)."""
+    d13 = _central_angle(phi1, lam1, phi, lam)
+    d23 = _central_angle(phi2, lam2, phi, lam)
+    d12 = float(_central_angle(phi1, lam1, phi2, lam2))
+    if d12 < 1e-15:
+        return d13
+    t13 = _bearing_rad(phi1, lam1, phi, lam)
+    t12 = _bearing_rad(phi1, lam1, phi2, lam2)
+    xt = np.arcsin(np.clip(np.sin(d13) * np.sin(t13 - t12), -1.0, 1.0))
+    cos_xt = np.maximum(np.cos(xt), 1e-300)
+    along = np.arccos(np.clip(np.cos(d13) / cos_xt, -1.0, 1.0))
+    # the foot of the perpendicular is behind point 1 when the bearing differs by > 90 degrees
+    behind = np.cos(t13 - t12) < 0
+    along = np.where(behind, -along, along)
+    inside = (along >= 0) & (along <= d12)
+    return np.where(inside, np.abs(xt), np.minimum(d13, d23))

@@ -1,0 +1,55 @@
+"""The task names cartoqa knows and the ground-truth kinds each allows.
+
+CartoMapQA's six map tasks (STMF split into its three requests) and
+GPSBench's seventeen text tasks.  A sample whose task is registered must
+carry a ground truth of an allowed kind; ``register_task`` adds new ones.
+"""
+
+from __future__ import annotations
+
+__all__ = ["TASK_TRUTH_KINDS", "register_task", "truth_kinds_for"]
+
+#: task name -> the ground-truth kinds its samples may carry
+TASK_TRUTH_KINDS: dict[str, frozenset[str]] = {
+    # CartoMapQA (map images)
+    "mfs": frozenset({"choice"}),
+    "stmf_presence": frozenset({"boolean"}),
+    "stmf_count": frozenset({"number"}),
+    "stmf_names": frozenset({"names"}),
+    "mtmf": frozenset({"feature_table"}),
+    "rle": frozenset({"number"}),
+    "mml": frozenset({"road_pair"}),
+    "srn": frozenset({"route"}),
+    # GPSBench, pure GPS track
+    "format_conversion": frozenset({"text", "coordinate"}),
+    "coordinate_transformation": frozenset({"values", "coordinate"}),
+    "distance": frozenset({"number"}),
+    "bearing": frozenset({"number"}),
+    "interpolation": frozenset({"coordinate"}),
+    "polygon": frozenset({"values"}),
+    "bounding_box": frozenset({"values"}),
+    "route_geometry": frozenset({"indices", "choice"}),
+    "relative_position_pure": frozenset({"choice"}),
+    # GPSBench, applied track
+    "place_association": frozenset({"text"}),
+    "name_disambiguation": frozenset({"choice"}),
+    "relative_position_applied": frozenset({"choice"}),
+    "proximity": frozenset({"choice", "text"}),
+    "route_analysis": frozenset({"boolean", "choice"}),
+    "spatial_patterns": frozenset({"text", "choice"}),
+    "boundary_analysis": frozenset({"grouping"}),
+    "terrain_classification": frozenset({"choice"}),
+    "missing_data": frozenset({"coordinate", "number"}),
+}
+
+
+def register_task(name: str, kinds: set[str] | frozenset[str]) -> None:
+    """Declare a task and the ground-truth kinds its samples may carry."""
+    if not name or not name.replace("_", "").isalnum():
+        raise ValueError(f"task name {name!r} must be letters, digits and underscores")
+    TASK_TRUTH_KINDS[name] = frozenset(kinds)
+
+
+def truth_kinds_for(task: str) -> frozenset[str] | None:
+    """The allowed ground-truth kinds of a task, or None for a task nobody registered."""
+    return TASK_TRUTH_KINDS.get(task)

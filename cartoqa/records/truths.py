@@ -1,0 +1,199 @@
+"""Ground-truth types, one per kind of answer, joined in the ``GroundTruth`` union.
+
+A sample's ``ground_truth`` is one of these, told apart by its ``kind``
+field.  Each task names the kinds it allows (``cartoqa.records.tasks``).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+__all__ = [
+    "BooleanTruth",
+    "ChoiceTruth",
+    "CoordinateTruth",
+    "FeatureCount",
+    "FeatureTableTruth",
+    "GroundTruth",
+    "GroupingTruth",
+    "IndicesTruth",
+    "NamesTruth",
+    "NumberTruth",
+    "RoadPairTruth",
+    "RouteTruth",
+    "TextTruth",
+    "ValuesTruth",
+]
+
+
+class _Truth(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+
+
+class NumberTruth(_Truth):
+    """One number with its unit: a distance, a count, a route length, a bearing."""
+
+    kind: Literal["number"] = "number"
+    """Names this type of ground truth (pydantic picks the type by it)."""
+    value: float
+    """The true value, in ``unit``."""
+    unit: str | None = None
+    """Unit of ``value`` ("km", "m", "ft", "deg"), or None for a plain count."""
+    equivalents: dict[str, float] = Field(default_factory=dict)
+    """The same quantity in other units, keyed by unit (for example {"mi": 213.5})."""
+
+
+class BooleanTruth(_Truth):
+    """Yes or no: is a feature type present on the map."""
+
+    kind: Literal["boolean"] = "boolean"
+    """Names this type of ground truth (pydantic picks the type by it)."""
+    value: bool
+    """True for yes."""
+
+
+class ChoiceTruth(_Truth):
+    """A multiple-choice answer: the correct option's letter among lettered options."""
+
+    kind: Literal["choice"] = "choice"
+    """Names this type of ground truth (pydantic picks the type by it)."""
+    answer: str
+    """The correct letter, such as "B"."""
+    options: dict[str, str]
+    """Letter -> option text, in the order shown to the model."""
+
+    @model_validator(mode="after")
+    def _answer_is_an_option(self) -> ChoiceTruth:
+        if self.answer not in self.options:
+            raise ValueError(
+                f"answer {self.answer!r} is not one of the option letters {sorted(self.options)}"
+            )
+        return self
+
+
+class TextTruth(_Truth):
+    """A free-text answer (a place name, a coordinate written as text)."""
+
+    kind: Literal["text"] = "text"
+    """Names this type of ground truth (pydantic picks the type by it)."""
+    answer: str
+    """The canonical answer."""
+    accepted: list[str] = Field(default_factory=list)
+    """Other answers scored as correct (alternate names, other spellings)."""
+
+
+class CoordinateTruth(_Truth):
+    """A point on the Earth."""
+
+    kind: Literal["coordinate"] = "coordinate"
+    """Names this type of ground truth (pydantic picks the type by it)."""
+    lat: float = Field(ge=-90, le=90)
+    """Latitude in degrees."""
+    lon: float = Field(ge=-180, le=180)
+    """Longitude in degrees."""
+
+
+class ValuesTruth(_Truth):
+    """Several named numbers scored each on its own (bounding box, UTM, Web Mercator)."""
+
+    kind: Literal["values"] = "values"
+    """Names this type of ground truth (pydantic picks the type by it)."""
+    values: dict[str, float]
+    """Name -> true value."""
+    tolerances: dict[str, float] = Field(default_factory=dict)
+    """Name -> absolute tolerance for scoring that value."""
+    units: dict[str, str] = Field(default_factory=dict)
+    """Name -> unit of that value."""
+
+
+class NamesTruth(_Truth):
+    """A list of names as the map shows them (an unnamed feature is an empty string)."""
+
+    kind: Literal["names"] = "names"
+    """Names this type of ground truth (pydantic picks the type by it)."""
+    names: list[str]
+    """Names in any order; repeats count."""
+
+
+class FeatureCount(_Truth):
+    """The count and names of one feature type on one map."""
+
+    count: int = Field(ge=0)
+    """How many features of the type the map shows."""
+    names: list[str] = Field(default_factory=list)
+    """Their names as the map shows them."""
+
+
+class FeatureTableTruth(_Truth):
+    """Counts and names of many feature types at once (the multi-type map task)."""
+
+    kind: Literal["feature_table"] = "feature_table"
+    """Names this type of ground truth (pydantic picks the type by it)."""
+    features: dict[str, FeatureCount]
+    """Feature type -> its count and names."""
+
+
+class RoadPairTruth(_Truth):
+    """The two roads that meet at a marked intersection; matched in either order."""
+
+    kind: Literal["road_pair"] = "road_pair"
+    """Names this type of ground truth (pydantic picks the type by it)."""
+    road_1: str
+    """One road's name."""
+    road_2: str
+    """The other road's name."""
+
+
+class RouteTruth(_Truth):
+    """Turn-by-turn steps: ["blue", action, road, action, road, ..., "red"]."""
+
+    kind: Literal["route"] = "route"
+    """Names this type of ground truth (pydantic picks the type by it)."""
+    steps: list[str]
+    """The route, starting with "blue" and ending with "red"."""
+
+    @model_validator(mode="after")
+    def _ends(self) -> RouteTruth:
+        if len(self.steps) < 2 or self.steps[0] != "blue" or self.steps[-1] != "red":
+            raise ValueError(
+                f"a route must start with 'blue' and end with 'red', got {self.steps!r}"
+            )
+        return self
+
+
+class IndicesTruth(_Truth):
+    """Indices of kept items (route simplification)."""
+
+    kind: Literal["indices"] = "indices"
+    """Names this type of ground truth (pydantic picks the type by it)."""
+    indices: list[int]
+    """Sorted 0-based indices."""
+
+
+class GroupingTruth(_Truth):
+    """Items grouped under labels (cities by continent)."""
+
+    kind: Literal["grouping"] = "grouping"
+    """Names this type of ground truth (pydantic picks the type by it)."""
+    groups: dict[str, list[str]]
+    """Label -> the items in that group."""
+
+
+GroundTruth = Annotated[
+    NumberTruth
+    | BooleanTruth
+    | ChoiceTruth
+    | TextTruth
+    | CoordinateTruth
+    | ValuesTruth
+    | NamesTruth
+    | FeatureTableTruth
+    | RoadPairTruth
+    | RouteTruth
+    | IndicesTruth
+    | GroupingTruth,
+    Field(discriminator="kind"),
+]
+"""Any ground truth; pydantic picks the type by ``kind``."""

@@ -1,0 +1,253 @@
+"""The run store: one JSONL file of responses per (dataset, model, settings).
+
+Each record is one line, written by a single ``write`` on a file opened for
+appending, under an exclusive lock.  A process killed at any instant leaves
+at worst a last line without its newline; the store drops that torn tail
+when it is opened again (and says so), so a resumed run loses no complete
+response and writes none twice.  Several processes may append to one store:
+each re-reads what the others wrote before it appends.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import json
+import logging
+import os
+from collections.abc import Iterator, Mapping
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from cartoqa import __version__
+from cartoqa.errors import RunStoreError
+from cartoqa.records import RunRecord
+
+from ._files import slug, write_json_atomic
+
+__all__ = ["RunStore", "run_id"]
+
+log = logging.getLogger(__name__)
+
+
+def run_id(dataset_sha256: str, model: str, settings: Mapping[str, Any]) -> str:
+    """A short stable id of (dataset, model, settings): equal inputs give the same store."""
+    key = json.dumps(
+        {"dataset": dataset_sha256, "model": model, "settings": settings},
+        sort_keys=True,
+        separators=(",", ":"),
+    )
+    return hashlib.sha256(key.encode("utf-8")).hexdigest()[:12]
+
+
+class RunStore:
+    """Responses of one model, with one set of settings, to one dataset.
+
+    Open it with ``RunStore.open(runs_dir, dataset_name=..., dataset_sha256=...,
+    model=..., settings=...)``; the same arguments find the same file again,
+    which is how a run resumes.  ``durable=True`` also fsyncs every line
+    (survives power loss, costs a disk flush per response).
+    """
+
+    def __init__(self, path: str | Path, *, durable: bool = False) -> None:
+        self.path = Path(path)
+        self.durable = durable
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+        self._records: list[RunRecord] = []
+        self._completed: set[str] = set()
+        self._offset = 0
+        self._lines = 0
+        self.repaired_bytes = 0
+        """Bytes of a torn last line dropped when the store was opened."""
+        with self._locked():
+            self._repair_tail()
+            self._read_new()
+
+    # ------------------------------------------------------------ opening
+
+    @classmethod
+    def open(
+        cls,
+        runs_dir: str | Path,
+        *,
+        dataset_name: str,
+        dataset_sha256: str,
+        model: str,
+        settings: Mapping[str, Any] | None = None,
+        durable: bool = False,
+    ) -> RunStore:
+        """Open (or create) the store for this dataset, model and settings under ``runs_dir``."""
+        settings = dict(settings or {})
+        rid = run_id(dataset_sha256, model, settings)
+        runs_dir = Path(runs_dir)
+        path = runs_dir / f"{slug(dataset_name)}__{slug(model)}__{rid}.jsonl"
+        meta_path = path.with_suffix(".meta.json")
+        meta = {
+            "run_id": rid,
+            "dataset": dataset_name,
+            "dataset_sha256": dataset_sha256,
+            "model": model,
+            "settings": settings,
+        }
+        runs_dir.mkdir(parents=True, exist_ok=True)
+        if meta_path.exists():
+            try:
+                old = json.loads(meta_path.read_text(encoding="utf-8"))
+            except json.JSONDecodeError as exc:
+                raise RunStoreError(
+                    f"{meta_path} is not valid JSON ({exc.msg}); delete it to start over"
+                ) from None
+            mismatch = [k for k in meta if old.get(k) != meta[k]]
+            if mismatch:
+                raise RunStoreError(
+                    f"{meta_path} describes another run (differs in {', '.join(mismatch)}); "
+                    "use another runs folder"
+                )
+        else:
+            write_json_atomic(
+                meta_path,
+                {
+                    **meta,
+                    "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
+                    "cartoqa": __version__,
+                },
+            )
+        return cls(path, durable=durable)
+
+    # ------------------------------------------------------------ reading
+
+    def _locked(self) -> _Lock:
+        return _Lock(self._fd)
+
+    def _repair_tail(self) -> None:
+        size = os.fstat(self._fd).st_size
+        if size == self._offset:
+            return
+        # find the last newline; anything after it is a line cut short by a kill
+        pos, chunk = size, 65536
+        while pos > 0:
+            start = max(0, pos - chunk)
+            data = os.pread(self._fd, pos - start, start)
+            i = data.rfind(b"\n")
+            if i >= 0:
+                end = start + i + 1
+                break
+            pos = start
+        else:
+            end = 0
+        if end < size:
+            self.repaired_bytes = size - end
+            log.warning(
+                "%s: dropped a torn last line of %d bytes (a run was killed while writing it)",
+                self.path,
+                size - end,
+            )
+            os.ftruncate(self._fd, end)
+
+    def _read_new(self) -> None:
+        size = os.fstat(self._fd).st_size
+        if size <= self._offset:
+            return
+        data = os.pread(self._fd, size - self._offset, self._offset)
+        cut = data.rfind(b"\n") + 1  # only whole lines; a writer may be mid-way elsewhere
+        for raw in data[:cut].splitlines():
+            self._lines += 1
+            if raw.strip():
+                try:
+                    rec = RunRecord.model_validate_json(raw)
+                except ValidationError as exc:
+                    raise RunStoreError(
+                        f"{self.path}:{self._lines}: not a run record ({exc.errors()[0]['msg']}); "
+                        "the file was edited by hand or by another program"
+                    ) from None
+                self._records.append(rec)
+                if rec.ok:
+                    self._completed.add(rec.sample_id)
+        self._offset += cut
+
+    def refresh(self) -> None:
+        """Read records other processes appended since the last look."""
+        with self._locked():
+            self._read_new()
+
+    @property
+    def records(self) -> list[RunRecord]:
+        """Every record in file order, failed attempts included."""
+        return list(self._records)
+
+    def __iter__(self) -> Iterator[RunRecord]:
+        return iter(list(self._records))
+
+    def __len__(self) -> int:
+        return len(self._records)
+
+    def completed_ids(self) -> set[str]:
+        """Samples with a successful response: a resumed run skips these."""
+        return set(self._completed)
+
+    def latest(self) -> dict[str, RunRecord]:
+        """The last record of each sample: its response, or its latest error."""
+        out: dict[str, RunRecord] = {}
+        for rec in self._records:
+            if rec.sample_id in self._completed and not rec.ok:
+                continue
+            out[rec.sample_id] = rec
+        return out
+
+    def attempts(self, sample_id: str) -> int:
+        """How many records this sample has (failed tries and the success)."""
+        return sum(1 for r in self._records if r.sample_id == sample_id)
+
+    # ------------------------------------------------------------ writing
+
+    def append(self, record: RunRecord) -> bool:
+        """Append one record atomically; returns False (and writes nothing) when the
+        sample already has a successful response, from this process or another."""
+        line = (record.model_dump_json() + "\n").encode("utf-8")
+        with self._locked():
+            self._read_new()
+            self._repair_tail()  # under the lock, a line without its newline is a dead writer's
+            if record.sample_id in self._completed:
+                return False
+            written = 0
+            while written < len(line):
+                written += os.write(self._fd, line[written:])
+            if self.durable:
+                os.fsync(self._fd)
+            self._offset += len(line)
+            self._lines += 1
+            self._records.append(record)
+            if record.ok:
+                self._completed.add(record.sample_id)
+        return True
+
+    def close(self) -> None:
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
+
+    def __enter__(self) -> RunStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        with contextlib.suppress(Exception):  # interpreter shutdown
+            self.close()
+
+
+class _Lock:
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+
+    def __enter__(self) -> None:
+        fcntl.flock(self.fd, fcntl.LOCK_EX)
+
+    def __exit__(self, *exc: object) -> None:
+        fcntl.flock(self.fd, fcntl.LOCK_UN)

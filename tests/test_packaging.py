@@ -1,0 +1,29 @@
+"""The distribution installs five packages and its core needs no torch."""
+
+import subprocess
+import sys
+
+
+def test_five_packages_import_and_core_pulls_no_torch():
+    code = (
+        "import sys, cartoqa, maps, symbols, annotations, evaluators\n"
+        "import cartoqa.cli, cartoqa.demo, cartoqa.geodesy, cartoqa.stores, cartoqa.records\n"
+        "heavy = sorted(m for m in ('torch', 'transformers', 'open_clip') if m in sys.modules)\n"
+        "assert not heavy, heavy\n"
+        "print(cartoqa.__version__)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() and out.stdout.strip() != "0.0.0+unknown"
+
+
+def test_extras_declare_the_torch_pair():
+    from importlib.metadata import requires
+
+    reqs = requires("cartoqa") or []
+    for extra in ("local", "symbols"):
+        mine = [r for r in reqs if f'extra == "{extra}"' in r]
+        assert any(r.startswith("torch==2.14.1") for r in mine), mine
+        assert any(r.startswith("torchvision==0.29.1") for r in mine), mine
+    core = [r for r in reqs if "extra ==" not in r]
+    assert not any(r.startswith(("torch", "transformers", "open_clip")) for r in core), core
