@@ -36,30 +36,32 @@ def as_float(name: str, value: ArrayLike) -> FloatArray:
     return arr
 
 
+def _within(name: str, value: ArrayLike, limit: float, what: str) -> FloatArray:
+    """float64 array with every |value| <= limit; one pass in the common, valid case."""
+    try:
+        arr = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise CoordinateError(
+            f"{name}={value!r} is not a number or an array of numbers; pass degrees as floats"
+        ) from exc
+    if arr.size == 0 or (-limit <= arr.min() and arr.max() <= limit):  # False for NaN, inf
+        return arr
+    as_float(name, arr)  # raises for NaN/inf with its own message
+    bad = np.abs(arr) > limit
+    first = float(arr[bad].flat[0]) if arr.ndim else float(arr)
+    raise CoordinateError(f"{name}={first!r} is outside [-{limit:g}, {limit:g}] degrees; {what}")
+
+
 def as_lat(name: str, value: ArrayLike) -> FloatArray:
     """Latitude in degrees, within [-90, 90]."""
-    arr = as_float(name, value)
-    bad = np.abs(arr) > 90.0
-    if np.any(bad):
-        first = float(arr[bad].flat[0]) if arr.ndim else float(arr)
-        raise CoordinateError(
-            f"{name}={first!r} is outside [-90, 90] degrees; latitudes come first "
-            "(lat, lon): check for swapped arguments"
-        )
-    return arr
+    return _within(
+        name, value, 90.0, "latitudes come first (lat, lon): check for swapped arguments"
+    )
 
 
 def as_lon(name: str, value: ArrayLike) -> FloatArray:
     """Longitude in degrees, within [-360, 360]."""
-    arr = as_float(name, value)
-    bad = np.abs(arr) > LON_LIMIT_DEG
-    if np.any(bad):
-        first = float(arr[bad].flat[0]) if arr.ndim else float(arr)
-        raise CoordinateError(
-            f"{name}={first!r} is outside [-{LON_LIMIT_DEG:g}, {LON_LIMIT_DEG:g}] degrees; "
-            "pass longitudes in degrees"
-        )
-    return arr
+    return _within(name, value, LON_LIMIT_DEG, "pass longitudes in degrees")
 
 
 def broadcast(**arrays: FloatArray) -> tuple[FloatArray, ...]:

@@ -58,6 +58,28 @@ def test_distance_and_bearing_match_geographiclib(la1, lo1, la2, lo2):
         assert abs(diff) < 1e-6
 
 
+def test_scalar_array_and_broadcast_forms_agree():
+    la1, lo1, la2, lo2 = rand_points(50_000, seed=11)  # spans several internal blocks
+    arr = distance_km(la1, lo1, la2, lo2)
+    scal = np.array(
+        [distance_km(*p) for p in zip(la1[:300], lo1[:300], la2[:300], lo2[:300], strict=False)]
+    )
+    np.testing.assert_allclose(arr[:300], scal, rtol=1e-12)
+    bc = distance_km(48.85, 2.35, la2, lo2)  # one point against many
+    np.testing.assert_allclose(
+        bc, [distance_km(48.85, 2.35, a, b) for a, b in zip(la2, lo2, strict=False)], rtol=1e-12
+    )
+    grid = distance_km(la1[:6].reshape(2, 3), lo1[:6].reshape(2, 3), 0.0, 0.0)
+    assert grid.shape == (2, 3)
+    assert distance_km(np.array([]), np.array([]), np.array([]), np.array([])).shape == (0,)
+
+
+def test_tiny_distances_keep_their_precision():
+    # 1 mm apart: no cancellation in the half-angle form
+    d = distance_km(45.0, 7.0, 45.0 + 1e-8, 7.0)
+    assert d == pytest.approx(1e-8 * math.pi / 180 * EARTH_RADIUS_KM, rel=1e-7)
+
+
 def test_pole_to_pole_and_antipodes():
     assert distance_km(90, 0, -90, 0) == pytest.approx(math.pi * EARTH_RADIUS_KM)
     assert distance_km(0, 0, 0, 180) == pytest.approx(math.pi * EARTH_RADIUS_KM)
