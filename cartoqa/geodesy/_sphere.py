@@ -97,7 +97,8 @@ def _arc(a1: Any, b1: Any, a2: Any, b2: Any, half: float, scale: float = 1.0) ->
     bufs = [np.empty(min(n, _BLOCK)) for _ in range(4)]
     for i in range(0, n, _BLOCK):
         j = min(i + _BLOCK, n)
-        _arc_block(*(v[i:j] for v in flat), half, scale, bufs, out[i:j])
+        a1b, b1b, a2b, b2b = (v[i:j] for v in flat)
+        _arc_block(a1b, b1b, a2b, b2b, half, scale, bufs, out[i:j])
     return out.reshape(shape)
 
 
