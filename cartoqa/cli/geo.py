@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Annotated
 
 import typer
@@ -27,6 +29,13 @@ def _fail(exc: Exception) -> typer.Exit:
     return typer.Exit(2)
 
 
+@contextmanager
+def _reported() -> Iterator[None]:
+    """Turn bad input into one line on stderr and exit status 2."""
+    with _reported():
+        yield
+
+
 @app.command(context_settings=_NUMBERS)
 def distance(
     lat1: Lat,
@@ -39,20 +48,16 @@ def distance(
     factors = {"km": 1.0, "m": 1000.0, "mi": 1 / 1.609344}
     if unit not in factors:
         raise _fail(ValueError(f"--unit {unit!r} is not one of km, m, mi"))
-    try:
+    with _reported():
         km = geodesy.distance_km(lat1, lon1, lat2, lon2)
-    except CoordinateError as exc:
-        raise _fail(exc) from None
     typer.echo(f"{km * factors[unit]:.3f} {unit}")
 
 
 @app.command(context_settings=_NUMBERS)
 def bearing(lat1: Lat, lon1: Lon, lat2: Lat, lon2: Lon) -> None:
     """Initial bearing from point 1 to point 2 (clockwise from north) and its compass point."""
-    try:
+    with _reported():
         b = geodesy.initial_bearing_deg(lat1, lon1, lat2, lon2)
-    except CoordinateError as exc:
-        raise _fail(exc) from None
     typer.echo(f"{b:.2f} deg {geodesy.compass_direction(b)}")
 
 
@@ -65,10 +70,8 @@ def interpolate(
     fraction: Annotated[float, typer.Argument(help="0 gives point 1, 1 gives point 2.")],
 ) -> None:
     """The point a fraction of the way along the great circle from point 1 to point 2."""
-    try:
+    with _reported():
         lat, lon = geodesy.interpolate(lat1, lon1, lat2, lon2, fraction)
-    except CoordinateError as exc:
-        raise _fail(exc) from None
     typer.echo(f"{lat:.6f}, {lon:.6f}")
 
 
@@ -83,7 +86,7 @@ def utm(
     hemisphere: Annotated[str, typer.Option(help="N or S (with --inverse).")] = "N",
 ) -> None:
     """WGS84 latitude/longitude to UTM (easting, northing, zone), or back with --inverse."""
-    try:
+    with _reported():
         if inverse:
             if zone is None:
                 raise CoordinateError("--inverse needs --zone (1-60) and --hemisphere (N or S)")
@@ -92,8 +95,6 @@ def utm(
         else:
             u = geodesy.to_utm(a, b, zone=zone)
             typer.echo(f"{u.zone}{u.hemisphere} {u.easting_m:.2f} {u.northing_m:.2f}")
-    except CoordinateError as exc:
-        raise _fail(exc) from None
 
 
 @app.command(context_settings=_NUMBERS)
@@ -105,15 +106,13 @@ def mercator(
     ] = False,
 ) -> None:
     """WGS84 latitude/longitude to Web Mercator (EPSG:3857) x, y in metres, or back (--inverse)."""
-    try:
+    with _reported():
         if inverse:
             lat, lon = geodesy.from_web_mercator(a, b)
             typer.echo(f"{lat:.6f}, {lon:.6f}")
         else:
             x, y = geodesy.to_web_mercator(a, b)
             typer.echo(f"{x:.2f} {y:.2f}")
-    except CoordinateError as exc:
-        raise _fail(exc) from None
 
 
 @app.command(context_settings=_NUMBERS)
@@ -127,7 +126,7 @@ def dms(
     precision: Annotated[int, typer.Option(help="Decimals of a second.")] = 1,
 ) -> None:
     """Decimal degrees to degrees-minutes-seconds, or read coordinate text and print both forms."""
-    try:
+    with _reported():
         if len(values) == 2:
             try:
                 lat, lon = (
@@ -140,5 +139,3 @@ def dms(
             lat, lon = geodesy.parse_coordinate(" ".join(values))
         typer.echo(geodesy.to_dms(lat, lon, precision=precision))
         typer.echo(f"{lat:.6f}, {lon:.6f}")
-    except CoordinateError as exc:
-        raise _fail(exc) from None

@@ -20,14 +20,18 @@ FloatArray = NDArray[np.float64]
 LON_LIMIT_DEG = 360.0
 
 
-def as_float(name: str, value: ArrayLike) -> FloatArray:
-    """Return ``value`` as a float64 array; raise if it is not numeric or holds NaN/inf."""
+def _numeric(name: str, value: ArrayLike) -> FloatArray:
     try:
-        arr = np.asarray(value, dtype=np.float64)
+        return np.asarray(value, dtype=np.float64)
     except (TypeError, ValueError) as exc:
         raise CoordinateError(
             f"{name}={value!r} is not a number or an array of numbers; pass degrees as floats"
         ) from exc
+
+
+def as_float(name: str, value: ArrayLike) -> FloatArray:
+    """Return ``value`` as a float64 array; raise if it is not numeric or holds NaN/inf."""
+    arr = _numeric(name, value)
     if not np.all(np.isfinite(arr)):
         bad = arr[~np.isfinite(arr)].flat[0] if arr.ndim else arr
         raise CoordinateError(
@@ -38,12 +42,7 @@ def as_float(name: str, value: ArrayLike) -> FloatArray:
 
 def _within(name: str, value: ArrayLike, limit: float, what: str) -> FloatArray:
     """float64 array with every |value| <= limit; one pass in the common, valid case."""
-    try:
-        arr = np.asarray(value, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise CoordinateError(
-            f"{name}={value!r} is not a number or an array of numbers; pass degrees as floats"
-        ) from exc
+    arr = _numeric(name, value)
     if arr.size == 0 or (-limit <= arr.min() and arr.max() <= limit):  # False for NaN, inf
         return arr
     as_float(name, arr)  # raises for NaN/inf with its own message
