@@ -32,8 +32,10 @@ def _fail(exc: Exception) -> typer.Exit:
 @contextmanager
 def _reported() -> Iterator[None]:
     """Turn bad input into one line on stderr and exit status 2."""
-    with _reported():
+    try:
         yield
+    except CoordinateError as exc:
+        raise _fail(exc) from None
 
 
 @app.command(context_settings=_NUMBERS)
