@@ -1,10 +1,33 @@
 """OSM data in, rendered map images out.
 
-Planned contents (see ../shared/spec/architecture.md and render-stack.md):
-extract loading and cleaning, the PostGIS import, Mapnik tiles with the
-openstreetmap-carto style, folium pages with markers, paths and a scale bar,
-Playwright screenshots, road graphs and route ground truth.  Nothing is
-implemented here yet; the package exists so that the layout is fixed.
+- ``maps.extracts``: load, clean and hash OSM extracts (or download one).
+- ``maps.database``: the private PostgreSQL + PostGIS cluster, one database per extract.
+- ``maps.coastline``: sea polygons from the extract's coastline.
+- ``maps.style``: the openstreetmap-carto 5.7.0 style, prepared for a strict offline load.
+- ``maps.tiles``: metatiles rendered by Mapnik, sliced and cached.
+- ``maps.page`` / ``maps.assets`` / ``maps.browser``: folium pages, local assets, screenshots.
+- ``maps.render``: ``MapEngine`` and ``render_view``, the entry points.
 """
 
-__all__: list[str] = []
+from .extracts import CleaningReport, Extract, ExtractError, default_extract_path, load_extract
+from .page import HEIGHT_PX, PATH_COLOUR, WIDTH_PX, Marker, Path, View, ViewError
+from .render import MapEngine, RenderedView, RenderError, render_view
+
+__all__ = [
+    "HEIGHT_PX",
+    "PATH_COLOUR",
+    "WIDTH_PX",
+    "CleaningReport",
+    "Extract",
+    "ExtractError",
+    "MapEngine",
+    "Marker",
+    "Path",
+    "RenderError",
+    "RenderedView",
+    "View",
+    "ViewError",
+    "default_extract_path",
+    "load_extract",
+    "render_view",
+]

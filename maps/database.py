@@ -1,0 +1,341 @@
+"""PostgreSQL + PostGIS for rendering: a private cluster cartoqa runs itself, or a given DSN.
+
+One database per extract, named by its hash, imported with osm2pgsql and the
+openstreetmap-carto tag transform, and reused while the hash matches.  The
+tables carto reads for external data (ocean, ice, country borders) are made
+too: the ocean from the extract's own coastline (``maps.coastline``), the
+others empty.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import pwd
+import shutil
+import subprocess
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from cartoqa.errors import CartoqaError
+from cartoqa.settings import pg_dir, pg_dsn, running_as_root
+
+from .extracts import Extract
+
+__all__ = ["CARTO_DIR", "DatabaseError", "ExtractDatabase", "PostgresCluster", "ensure_database"]
+
+log = logging.getLogger(__name__)
+
+CARTO_DIR = Path("/usr/share/openstreetmap-carto-common")
+_PG_BIN_DIRS = sorted(Path("/usr/lib/postgresql").glob("*/bin"), reverse=True)
+_IMPORT_VERSION = 1  # bump when the import changes, so databases are made again
+_APT_HINT = "run 'bash scripts/setup.sh main' (Debian packages postgresql, postgis, osm2pgsql)"
+
+
+class DatabaseError(CartoqaError):
+    """The database could not be started, reached or filled."""
+
+
+def _pg_bin(name: str) -> str:
+    for d in _PG_BIN_DIRS:
+        if (d / name).exists():
+            return str(d / name)
+    found = shutil.which(name)
+    if found:
+        return found
+    raise DatabaseError(f"PostgreSQL's {name} is not installed; {_APT_HINT}")
+
+
+@dataclass(frozen=True)
+class Connection:
+    """How to reach one database: libpq keywords, usable by psycopg, osm2pgsql and Mapnik."""
+
+    dbname: str
+    host: str
+    port: int
+    user: str
+
+    def conninfo(self) -> str:
+        return f"dbname={self.dbname} host={self.host} port={self.port} user={self.user}"
+
+
+class PostgresCluster:
+    """A private PostgreSQL cluster in one folder, reached through a unix socket there.
+
+    PostgreSQL will not run as root; as root, cartoqa runs the server as the
+    ``postgres`` user, which must be able to reach the folder.
+    """
+
+    def __init__(self, folder: Path | None = None, *, port: int = 5432) -> None:
+        self.folder = Path(folder or pg_dir()).absolute()
+        self.data = self.folder / "data"
+        self.socket_dir = self.folder / "run"
+        self.port = port
+        self.user = "postgres" if running_as_root() else pwd.getpwuid(os.getuid()).pw_name
+
+    # a command as the cluster's owner
+    def _as_owner(self, args: list[str]) -> list[str]:
+        if running_as_root():
+            return ["runuser", "-u", "postgres", "--", *args]
+        return args
+
+    def _run(self, args: list[str], what: str) -> str:
+        proc = subprocess.run(self._as_owner(args), capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise DatabaseError(
+                f"{what} failed ({' '.join(args[:2])}): {proc.stderr.strip()[-800:]}"
+            )
+        return proc.stdout
+
+    def is_running(self) -> bool:
+        if not (self.data / "PG_VERSION").exists():
+            return False
+        proc = subprocess.run(
+            self._as_owner([_pg_bin("pg_ctl"), "status", "-D", str(self.data)]),
+            capture_output=True,
+            text=True,
+        )
+        return proc.returncode == 0
+
+    def start(self) -> PostgresCluster:
+        """Create the cluster if needed and start it; a no-op when it runs already."""
+        if self.is_running():
+            return self
+        self.folder.mkdir(parents=True, exist_ok=True)
+        self.socket_dir.mkdir(parents=True, exist_ok=True)
+        if running_as_root():
+            try:
+                pw = pwd.getpwnam("postgres")
+            except KeyError:
+                raise DatabaseError(
+                    f"there is no 'postgres' user to run the server as; {_APT_HINT}"
+                ) from None
+            for p in (self.folder, self.socket_dir):
+                os.chown(p, pw.pw_uid, pw.pw_gid)
+            if self.data.exists():
+                os.chown(self.data, pw.pw_uid, pw.pw_gid)
+        if not (self.data / "PG_VERSION").exists():
+            log.info("creating a private PostgreSQL cluster in %s", self.data)
+            self._run(
+                [
+                    _pg_bin("initdb"),
+                    "-D",
+                    str(self.data),
+                    "--auth=trust",
+                    "-U",
+                    self.user,
+                    "-E",
+                    "UTF8",
+                    "--locale=C",
+                ],
+                "initdb",
+            )
+        opts = (
+            f"-c listen_addresses='' -c unix_socket_directories='{self.socket_dir}' "
+            f"-p {self.port} -c fsync=off -c synchronous_commit=off -c full_page_writes=off "
+            "-c max_connections=40 -c shared_buffers=128MB -c work_mem=32MB"
+        )
+        self._run(
+            [
+                _pg_bin("pg_ctl"),
+                "start",
+                "-w",
+                "-t",
+                "60",
+                "-D",
+                str(self.data),
+                "-l",
+                str(self.folder / "server.log"),
+                "-o",
+                opts,
+            ],
+            "starting PostgreSQL",
+        )
+        return self
+
+    def stop(self) -> None:
+        if self.is_running():
+            self._run(
+                [_pg_bin("pg_ctl"), "stop", "-m", "fast", "-w", "-D", str(self.data)],
+                "stopping PostgreSQL",
+            )
+
+    def connection(self, dbname: str) -> Connection:
+        return Connection(dbname=dbname, host=str(self.socket_dir), port=self.port, user=self.user)
+
+
+def _parse_dsn(dsn: str, dbname: str) -> Connection:
+    from psycopg.conninfo import conninfo_to_dict
+
+    d = conninfo_to_dict(dsn)
+    return Connection(
+        dbname=dbname,
+        host=str(d.get("host") or "localhost"),
+        port=int(d.get("port") or 5432),
+        user=str(d.get("user") or os.environ.get("PGUSER") or pwd.getpwuid(os.getuid()).pw_name),
+    )
+
+
+@dataclass(frozen=True)
+class ExtractDatabase:
+    """A database holding one imported extract."""
+
+    extract: Extract
+    connection: Connection
+    imported_now: bool
+    """True when this call ran the import; False when an earlier import was reused."""
+
+
+@contextlib.contextmanager
+def _connect(conn: Connection, *, autocommit: bool = True) -> Iterator[object]:
+    import psycopg
+
+    try:
+        c = psycopg.connect(conn.conninfo(), autocommit=autocommit, connect_timeout=10)
+    except psycopg.OperationalError as exc:
+        raise DatabaseError(f"cannot connect to {conn.conninfo()}: {str(exc).strip()}") from None
+    try:
+        yield c
+    finally:
+        c.close()
+
+
+def ensure_database(
+    extract: Extract,
+    *,
+    cluster: PostgresCluster | None = None,
+    dsn: str | None = None,
+) -> ExtractDatabase:
+    """The database for ``extract``: imported now, or reused when its hash matches.
+
+    With ``dsn`` (or CARTOQA_DSN) that server is used; otherwise the private
+    cluster is started.  Safe when two processes ask at once: they take an
+    advisory lock, and the second finds the first one's import.
+    """
+    import psycopg
+
+    dsn = dsn or pg_dsn()
+    dbname = f"cartoqa_{extract.sha256[:16]}"
+    if dsn:
+        admin = _parse_dsn(dsn, "postgres")
+    else:
+        cluster = (cluster or PostgresCluster()).start()
+        admin = cluster.connection("postgres")
+    conn = Connection(dbname, admin.host, admin.port, admin.user)
+    with _connect(admin) as a:
+        a.execute("SELECT pg_advisory_lock(hashtext(%s))", (dbname,))  # type: ignore[attr-defined]
+        try:
+            if _is_ready(conn, extract):
+                return ExtractDatabase(extract, conn, imported_now=False)
+            a.execute(f'DROP DATABASE IF EXISTS "{dbname}"')  # type: ignore[attr-defined]
+            a.execute(f'CREATE DATABASE "{dbname}"')  # type: ignore[attr-defined]
+            _import(conn, extract)
+            return ExtractDatabase(extract, conn, imported_now=True)
+        except psycopg.Error as exc:
+            raise DatabaseError(f"preparing database {dbname} failed: {str(exc).strip()}") from None
+        finally:
+            a.execute("SELECT pg_advisory_unlock(hashtext(%s))", (dbname,))  # type: ignore[attr-defined]
+
+
+def _is_ready(conn: Connection, extract: Extract) -> bool:
+    import psycopg
+
+    try:
+        with _connect(conn) as c:
+            row = c.execute(  # type: ignore[attr-defined]
+                "SELECT sha256, import_version FROM cartoqa_import LIMIT 1"
+            ).fetchone()
+    except (DatabaseError, psycopg.Error):
+        return False
+    return row is not None and row[0] == extract.sha256 and row[1] == _IMPORT_VERSION
+
+
+_EXTERNAL_TABLES = """
+CREATE TABLE IF NOT EXISTS water_polygons (way geometry(MultiPolygon, 3857));
+CREATE TABLE IF NOT EXISTS simplified_water_polygons (way geometry(MultiPolygon, 3857));
+CREATE TABLE IF NOT EXISTS icesheet_polygons (way geometry(MultiPolygon, 3857));
+CREATE TABLE IF NOT EXISTS icesheet_outlines (way geometry(LineString, 3857), ice_edge text);
+CREATE TABLE IF NOT EXISTS ne_110m_admin_0_boundary_lines_land
+    (way geometry(MultiLineString, 3857));
+CREATE INDEX IF NOT EXISTS water_polygons_way ON water_polygons USING gist (way);
+"""
+
+
+def _import(conn: Connection, extract: Extract) -> None:
+    from .coastline import sea_polygons_wkb
+
+    t0 = time.perf_counter()
+    with _connect(conn) as c:
+        c.execute("CREATE EXTENSION IF NOT EXISTS postgis")  # type: ignore[attr-defined]
+        c.execute("CREATE EXTENSION IF NOT EXISTS hstore")  # type: ignore[attr-defined]
+    osm2pgsql = shutil.which("osm2pgsql")
+    if osm2pgsql is None:
+        raise DatabaseError(f"osm2pgsql is not installed; {_APT_HINT}")
+    style = CARTO_DIR / "openstreetmap-carto.style"
+    lua = CARTO_DIR / "openstreetmap-carto.lua"
+    if not style.is_file():
+        raise DatabaseError(
+            f"{style} is missing; install Debian's openstreetmap-carto-common ({_APT_HINT})"
+        )
+    cmd = [
+        osm2pgsql,
+        "--create",
+        "--slim",
+        "--drop",
+        "-G",
+        "--hstore",
+        "--number-processes",
+        "2",
+        "--cache",
+        "256",
+        "-S",
+        str(style),
+        "--tag-transform-script",
+        str(lua),
+        "-d",
+        conn.dbname,
+        "-H",
+        conn.host,
+        "-P",
+        str(conn.port),
+        "-U",
+        conn.user,
+        str(extract.path),
+    ]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise DatabaseError(
+            f"osm2pgsql could not import {extract.source.name}: {proc.stderr.strip()[-1500:]}"
+        )
+    indexes = (CARTO_DIR / "indexes.sql").read_text()
+    sea = sea_polygons_wkb(extract)
+    with _connect(conn, autocommit=False) as c:
+        cur = c.cursor()  # type: ignore[attr-defined]
+        cur.execute(indexes)
+        cur.execute(_EXTERNAL_TABLES)
+        for wkb in sea:
+            cur.execute(
+                "INSERT INTO water_polygons (way) VALUES "
+                "(ST_Multi(ST_Transform(ST_SetSRID(ST_GeomFromWKB(%s), 4326), 3857)))",
+                (wkb,),
+            )
+        cur.execute("INSERT INTO simplified_water_polygons SELECT way FROM water_polygons")
+        cur.execute(
+            "CREATE TABLE cartoqa_import (sha256 text, import_version int, name text, "
+            "imported_at timestamptz DEFAULT now())"
+        )
+        cur.execute(
+            "INSERT INTO cartoqa_import (sha256, import_version, name) VALUES (%s, %s, %s)",
+            (extract.sha256, _IMPORT_VERSION, extract.name),
+        )
+        c.commit()  # type: ignore[attr-defined]
+    log.info(
+        "imported %s into %s in %.1f s (%d sea polygons)",
+        extract.name,
+        conn.dbname,
+        time.perf_counter() - t0,
+        len(sea),
+    )

@@ -1,0 +1,159 @@
+"""The rendering engine: an extract in, map images with markers, paths and a scale bar out.
+
+>>> engine = MapEngine("monaco.osm.pbf")                       # doctest: +SKIP
+>>> shot = engine.render(View.make((43.7384, 7.4246), 17,
+...                      markers=[Marker(43.7384, 7.4246, "red")]))
+>>> shot.save("monaco.png"); shot.markers_px                    # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import io
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from cartoqa.errors import CartoqaError
+
+from .browser import screenshot_views
+from .database import ExtractDatabase, PostgresCluster, ensure_database
+from .extracts import Extract, load_extract
+from .page import View
+from .style import CartoStyle, prepare_style
+from .tiles import TileRenderer
+
+__all__ = ["MapEngine", "RenderError", "RenderedView", "render_view"]
+
+log = logging.getLogger(__name__)
+
+
+class RenderError(CartoqaError):
+    """A view rendered with errors (aborted requests, tiles that failed)."""
+
+
+@dataclass(frozen=True)
+class RenderedView:
+    """A rendered map and what was drawn where (pixels from the image's top left)."""
+
+    view: View
+    png: bytes
+    """The screenshot, PNG."""
+    markers_px: list[tuple[float, float]]
+    """Each marker's anchor (the point it marks), in the order of ``view.markers``."""
+    paths_px: list[list[tuple[float, float]]]
+    """Each path's vertices in pixels, in the order of ``view.paths``."""
+    bounds: tuple[float, float, float, float]
+    """(south, west, north, east) of the visible map."""
+    scale_text: list[str]
+    """The scale bar's labels as shown ("50 m", "200 ft")."""
+    attribution: str
+    """The attribution line as shown."""
+    extract_sha256: str
+    style_version: str
+    aborted: list[str] = field(default_factory=list)
+    """Requests that were neither assets nor tiles (empty on success)."""
+
+    def image(self) -> np.ndarray:
+        """The screenshot as an (height, width, 3) uint8 RGB array."""
+        from PIL import Image
+
+        return np.asarray(Image.open(io.BytesIO(self.png)).convert("RGB"))
+
+    def save(self, path: str | Path) -> Path:
+        p = Path(path)
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_bytes(self.png)
+        return p
+
+
+class MapEngine:
+    """Everything one extract needs to be drawn: its database, the style and a tile renderer.
+
+    ``extract``: a path, an ``Extract``, or None for the embedded default.
+    ``carto_files``: folder with carto's patterns/ and shields (else CARTOQA_CARTO_FILES).
+    ``dsn``: a PostgreSQL server to use instead of the private cluster.
+    """
+
+    def __init__(
+        self,
+        extract: str | Path | Extract | None = None,
+        *,
+        carto_files: Path | None = None,
+        dsn: str | None = None,
+        cache: Path | None = None,
+        cluster: PostgresCluster | None = None,
+    ) -> None:
+        self.extract = (
+            extract if isinstance(extract, Extract) else load_extract(extract, cache=cache)
+        )
+        self.database: ExtractDatabase = ensure_database(self.extract, cluster=cluster, dsn=dsn)
+        self.style: CartoStyle = prepare_style(carto_files=carto_files, cache=cache)
+        self.tiles = TileRenderer(self.style, self.database, cache=cache)
+
+    def render(self, view: View) -> RenderedView:
+        """Render one view (a fresh browser; for many views use ``render_many``)."""
+        return self.render_many([view], progress=False)[0]
+
+    def render_many(
+        self,
+        views: Sequence[View],
+        *,
+        concurrency: int = 3,
+        progress: bool = True,
+        strict: bool = True,
+    ) -> list[RenderedView]:
+        """Render views with one browser and ``concurrency`` pages at once, in order.
+
+        With ``strict`` a view with an aborted request or a failed tile raises
+        ``RenderError`` naming them; otherwise they are listed in ``aborted``.
+        """
+        if not views:
+            return []
+        if progress:
+            from rich.progress import Progress
+
+            with Progress(transient=True) as bar:
+                task = bar.add_task(f"rendering {len(views)} maps", total=len(views))
+                shots = screenshot_views(
+                    views, self.tiles, concurrency=concurrency, on_done=lambda _i: bar.advance(task)
+                )
+        else:
+            shots = screenshot_views(views, self.tiles, concurrency=concurrency)
+        out = []
+        for view, shot in zip(views, shots, strict=True):
+            problems = shot.aborted + [f"tile {e}" for e in shot.tile_errors]
+            if problems and strict:
+                raise RenderError(
+                    f"view {view.id!r} made {len(problems)} request(s) that could not be served: "
+                    f"{problems[:5]}; is an asset missing from node_modules (npm ci)?"
+                )
+            d = shot.drawn
+            out.append(
+                RenderedView(
+                    view=view,
+                    png=shot.png,
+                    markers_px=[tuple(p) for p in d["markers"]],
+                    paths_px=[[tuple(p) for p in path] for path in d["paths"]],
+                    bounds=tuple(d["bounds"]),
+                    scale_text=list(d["scale_text"]),
+                    attribution=d["attribution_text"] or "",
+                    extract_sha256=self.extract.sha256,
+                    style_version=self.style.version,
+                    aborted=problems,
+                )
+            )
+        return out
+
+
+def render_view(
+    view: View,
+    *,
+    extract: str | Path | Extract | None = None,
+    carto_files: Path | None = None,
+    dsn: str | None = None,
+) -> RenderedView:
+    """Render one view of an extract (the embedded default when None)."""
+    return MapEngine(extract, carto_files=carto_files, dsn=dsn).render(view)
