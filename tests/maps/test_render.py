@@ -6,14 +6,15 @@ independently of what Leaflet reports.
 
 from __future__ import annotations
 
+import itertools
 import logging
 import os
 
 import numpy as np
 import pytest
 
-from maps import MapEngine, Marker, RenderError, View
 from cartoqa.geodesy import from_web_mercator
+from maps import MapEngine, Marker, RenderError, View
 from maps.projection import HALF_WORLD_M, metres_per_pixel, world_pixel
 
 from .conftest import extract_path
@@ -53,7 +54,7 @@ def near(img: np.ndarray, rgb, tol=12) -> np.ndarray:
 
 
 def pin_centroid(img, rgb, anchor, window=45):
-    ax, ay = (int(round(v)) for v in anchor)
+    ax, ay = (round(v) for v in anchor)
     y0, x0 = max(0, ay - window), max(0, ax - window)
     mask = near(img[y0 : ay + 5, x0 : ax + window], rgb)
     ys, xs = np.nonzero(mask)
@@ -117,7 +118,7 @@ def test_path_drawn_in_blue_along_its_projection(shots, name, zoom):
     pts = [predicted(r.view, *p) for p in r.view.paths[0].points]
     markers = [predicted(r.view, m.lat, m.lon) for m in r.view.markers]
     checked = hits = 0
-    for (x1, y1), (x2, y2) in zip(pts[:-1], pts[1:], strict=True):
+    for (x1, y1), (x2, y2) in itertools.pairwise(pts):
         for t in np.linspace(0.1, 0.9, 15):
             x, y = x1 + t * (x2 - x1), y1 + t * (y2 - y1)
             if any(abs(x - mx) < 20 and -50 < y - my < 5 for mx, my in markers):
