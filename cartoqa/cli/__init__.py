@@ -9,6 +9,7 @@ from cartoqa import __version__
 from .dataset import app as dataset_app
 from .demo import demo
 from .geo import app as geo_app
+from .maps import app as maps_app
 
 app = typer.Typer(
     name="cartoqa",
@@ -19,6 +20,7 @@ app = typer.Typer(
 )
 app.add_typer(geo_app, name="geo")
 app.add_typer(dataset_app, name="dataset")
+app.add_typer(maps_app, name="maps")
 app.command()(demo)
 
 
