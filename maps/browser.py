@@ -1,10 +1,10 @@
 """Screenshots of map pages in headless Chromium, driven by Playwright, with no network.
 
-Every request the page makes is answered here: the page itself, folium's
-assets from local npm packages (``maps.assets``), and tiles from a
-``TileRenderer``.  Any other request is aborted and reported, so a missing
-asset is an error instead of a silently grey map.  One browser serves a
-whole batch, with several pages rendering at once.
+Every request a page makes goes to the local ``MapServer`` (the page,
+folium's assets from local npm packages, tiles); Chromium resolves no other
+name.  Anything that cannot be served is reported with the view, so a
+missing asset is an error instead of a silently grey map.  One browser
+serves a whole batch, with several pages rendering at once.
 """
 
 from __future__ import annotations
@@ -12,16 +12,14 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-import re
 import shutil
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from cartoqa.errors import CartoqaError
 
-from .assets import resolve
-from .page import PAGE_ORIGIN, View, build_page
+from .page import View, build_page
+from .server import MapServer
 from .tiles import TileRenderer
 
 __all__ = ["BrowserError", "Shot", "chromium_path", "screenshot_views"]
@@ -39,9 +37,10 @@ CHROMIUM_ARGS = [
     "--disable-quic",
     "--hide-scrollbars",
     "--font-render-hinting=none",
+    # no name resolves: only the local server's 127.0.0.1 address can be reached
+    "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
 ]
-_TILE = re.compile(r"^/tiles/(\d+)/(\d+)/(\d+)\.png$")
-_PAGE = re.compile(r"^/view/(\d+)\.html$")
+
 
 # Wait until the tile layer has loaded every visible tile, marker images are decoded and fonts
 # are ready; then report where Leaflet put the markers and path vertices.
@@ -101,74 +100,19 @@ def chromium_path() -> str:
     return path
 
 
-async def _shoot(
-    context,
-    view: View,
-    number: int,
-    html: str,
-    map_name: str,
-    tiles: TileRenderer,
-    executor: ThreadPoolExecutor,
-) -> Shot:
-    loop = asyncio.get_running_loop()
-    aborted: list[str] = []
-    tile_errors: list[str] = []
-    page = await context.new_page()
-
-    async def handle(route) -> None:
-        url = route.request.url
-        if url.startswith(PAGE_ORIGIN):
-            path = url[len(PAGE_ORIGIN) :].split("?", 1)[0]
-            if _PAGE.match(path):
-                await route.fulfill(status=200, content_type="text/html; charset=utf-8", body=html)
-                return
-            m = _TILE.match(path)
-            if m:
-                z, x, y = (int(v) for v in m.groups())
-                try:
-                    body = await loop.run_in_executor(executor, tiles.tile, z, x, y)
-                except Exception as exc:
-                    tile_errors.append(f"{z}/{x}/{y}: {exc}")
-                    await route.fulfill(status=500, body=str(exc))
-                    return
-                await route.fulfill(
-                    status=200,
-                    content_type="image/png",
-                    body=body,
-                    headers={"Cache-Control": "max-age=86400"},
-                )
-                return
-            if path == "/favicon.ico":
-                await route.fulfill(status=204, body=b"")
-                return
-        else:
-            asset = resolve(url)
-            if asset is not None:
-                await route.fulfill(
-                    status=200,
-                    content_type=asset.content_type,
-                    body=asset.body,
-                    headers={"Access-Control-Allow-Origin": "*"},
-                )
-                return
-        aborted.append(url)
-        await route.abort()
-
-    await page.route("**/*", handle)
-    try:
-        await page.goto(f"{PAGE_ORIGIN}/view/{number}.html", wait_until="load", timeout=120_000)
-        drawn = await page.evaluate(
-            _SETTLE_JS,
-            [
-                map_name,
-                [[m.lat, m.lon] for m in view.markers],
-                [list(map(list, p.points)) for p in view.paths],
-            ],
-        )
-        png = await page.screenshot(type="png", timeout=60_000)
-    finally:
-        await page.close()
-    return Shot(png, drawn, aborted, tile_errors)
+async def _shoot(page, view: View, url: str, map_name: str, failed: list[str]) -> Shot:
+    failed.clear()
+    await page.goto(url, wait_until="load", timeout=120_000)
+    drawn = await page.evaluate(
+        _SETTLE_JS,
+        [
+            map_name,
+            [[m.lat, m.lon] for m in view.markers],
+            [list(map(list, p.points)) for p in view.paths],
+        ],
+    )
+    png = await page.screenshot(type="png", timeout=60_000)
+    return Shot(png, drawn, list(failed), [])
 
 
 async def _screenshot_all(
@@ -180,9 +124,18 @@ async def _screenshot_all(
     from playwright.async_api import Error as PlaywrightError
     from playwright.async_api import async_playwright
 
-    pages = [build_page(v) for v in views]
-    executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="tiles")
-    try:
+    with MapServer(tiles) as server:
+        pages = []
+        for i, v in enumerate(views):
+            name_box: list[str] = []
+
+            def build(tile_url: str, v: View = v, name_box: list[str] = name_box) -> str:
+                html, name = build_page(v, tile_url)
+                name_box.append(name)
+                return html
+
+            url = server.add_page(str(i), build)
+            pages.append((url, name_box[0]))
         async with async_playwright() as pw:
             try:
                 browser = await pw.chromium.launch(
@@ -191,38 +144,45 @@ async def _screenshot_all(
             except PlaywrightError as exc:
                 raise BrowserError(f"Chromium did not start: {str(exc)[:500]}") from None
             try:
-                sizes = {(v.width, v.height) for v in views}
-                contexts = {
-                    s: await browser.new_context(
-                        viewport={"width": s[0], "height": s[1]},
+                queues: dict[tuple[int, int], asyncio.Queue[int]] = {}
+                for i, v in enumerate(views):
+                    queues.setdefault((v.width, v.height), asyncio.Queue()).put_nowait(i)
+                shots: list[Shot | None] = [None] * len(views)
+
+                async def worker(context, queue: asyncio.Queue[int]) -> None:
+                    # one page serves many views in turn: each view is still its own folium
+                    # page (a navigation), but the tab and its renderer are made once
+                    page = await context.new_page()
+                    failed: list[str] = []
+                    page.on("requestfailed", lambda r: failed.append(f"{r.url} ({r.failure})"))
+                    try:
+                        while not queue.empty():
+                            i = queue.get_nowait()
+                            errors_before = len(server.errors)
+                            shot = await _shoot(page, views[i], *pages[i], failed)
+                            # with pages in flight at once a server error may be a
+                            # neighbour's: every view rendered while it happened carries it
+                            shot.tile_errors.extend(server.errors[errors_before:])
+                            shots[i] = shot
+                            if on_done:
+                                on_done(i)
+                    finally:
+                        await page.close()
+
+                workers = []
+                for (w, h), queue in queues.items():
+                    context = await browser.new_context(
+                        viewport={"width": w, "height": h},
                         device_scale_factor=1,
                         service_workers="block",
                     )
-                    for s in sizes
-                }
-                sem = asyncio.Semaphore(concurrency)
-
-                async def one(i: int) -> Shot:
-                    async with sem:
-                        v = views[i]
-                        shot = await _shoot(
-                            contexts[(v.width, v.height)],
-                            v,
-                            i,
-                            pages[i][0],
-                            pages[i][1],
-                            tiles,
-                            executor,
-                        )
-                    if on_done:
-                        on_done(i)
-                    return shot
-
-                return list(await asyncio.gather(*(one(i) for i in range(len(views)))))
+                    workers += [
+                        worker(context, queue) for _ in range(min(concurrency, queue.qsize()))
+                    ]
+                await asyncio.gather(*workers)
+                return [s for s in shots if s is not None]
             finally:
                 await browser.close()
-    finally:
-        executor.shutdown(wait=True)
 
 
 def screenshot_views(

@@ -230,7 +230,7 @@ def ensure_database(
         try:
             if _is_ready(conn, extract):
                 return ExtractDatabase(extract, conn, imported_now=False)
-            a.execute(f'DROP DATABASE IF EXISTS "{dbname}"')  # type: ignore[attr-defined]
+            a.execute(f'DROP DATABASE IF EXISTS "{dbname}" WITH (FORCE)')  # type: ignore[attr-defined]
             a.execute(f'CREATE DATABASE "{dbname}"')  # type: ignore[attr-defined]
             _import(conn, extract)
             return ExtractDatabase(extract, conn, imported_now=True)

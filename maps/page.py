@@ -97,7 +97,7 @@ class View:
         )
 
 
-def build_page(view: View) -> tuple[str, str]:
+def build_page(view: View, tile_url: str = TILE_URL) -> tuple[str, str]:
     """The page's HTML and the JavaScript name of its Leaflet map."""
     import folium
 
@@ -111,7 +111,7 @@ def build_page(view: View) -> tuple[str, str]:
         marker_zoom_animation=False,
     )
     folium.TileLayer(
-        tiles=TILE_URL,
+        tiles=tile_url,
         attr=OSM_ATTRIBUTION,
         name="OpenStreetMap",
         max_zoom=19,

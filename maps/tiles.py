@@ -74,6 +74,12 @@ class TileRenderer:
             self._map.buffer_size = BUFFER_PX
         return self._map
 
+    def warm(self) -> TileRenderer:
+        """Load the style into Mapnik now (about a second) rather than on the first tile."""
+        with self._lock:
+            self._mapnik_map()
+        return self
+
     def path(self, z: int, x: int, y: int) -> Path:
         return self.folder / str(z) / str(x) / f"{y}.png"
 

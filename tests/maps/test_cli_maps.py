@@ -70,3 +70,15 @@ def test_render_command_rejects_bad_input(tmp_path):
         app, ["maps", "render", "--center", "north pole-ish", "-o", str(tmp_path / "x.png")]
     )
     assert bad_centre.exit_code == 2 and "--center" in bad_centre.output
+
+
+def test_demo_renders_the_embedded_extract(cluster, cache, carto_files, tmp_path, monkeypatch):
+    monkeypatch.setenv("CARTOQA_PG_DIR", str(cluster.folder))
+    monkeypatch.setenv("CARTOQA_CACHE", str(cache))
+    result = CliRunner().invoke(app, ["demo", "--out", str(tmp_path), "--n", "3",
+                                      "--carto-files", str(carto_files)])
+    assert result.exit_code == 0, result.output
+    [png] = (tmp_path / "maps").glob("*.png")
+    assert png.name == "Helsinki-z17.png"
+    assert Image.open(png).size == (1366, 768)
+    assert "© OpenStreetMap contributors" in result.output

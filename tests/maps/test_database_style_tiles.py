@@ -4,6 +4,7 @@ import io
 import logging
 import multiprocessing as mp
 
+import osmium
 import psycopg
 import pytest
 from PIL import Image
@@ -19,8 +20,13 @@ from maps.tiles import TileError, TileRenderer
 from .conftest import extract_path
 
 
-def test_import_then_reuse_and_counts(cluster, cache):
-    e = load_extract(extract_path("london-moorgate.osm.pbf"), cache=cache)
+def test_import_then_reuse_and_counts(cluster, cache, tmp_path):
+    # a gzipped XML copy: the same data under a hash no other test has imported
+    copy = tmp_path / "moorgate.osm.gz"
+    with osmium.SimpleWriter(str(copy)) as w:
+        for obj in osmium.FileProcessor(str(extract_path("london-moorgate.osm.pbf"))):
+            w.add(obj)
+    e = load_extract(copy, cache=cache)
     first = ensure_database(e, cluster=cluster)
     assert first.imported_now
     second = ensure_database(e, cluster=cluster)
