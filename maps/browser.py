@@ -13,12 +13,14 @@ import asyncio
 import logging
 import os
 import shutil
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from cartoqa.errors import CartoqaError
 
 from .page import View, build_page
+from .projection import world_pixel
 from .server import MapServer
 from .tiles import TileRenderer
 
@@ -115,6 +117,41 @@ async def _shoot(page, view: View, url: str, map_name: str, failed: list[str]) -
     return Shot(png, drawn, list(failed), [])
 
 
+class _Prefetch:
+    """Render the metatiles a batch needs, in view order, while the browser works."""
+
+    def __init__(self, tiles: TileRenderer, views: Sequence[View]) -> None:
+        seen: dict[tuple[int, int, int], None] = {}
+        for v in views:
+            cx, cy = world_pixel(*v.center, v.zoom)
+            box = (cx - v.width / 2, cy - v.height / 2, cx + v.width / 2, cy + v.height / 2)
+            for key in tiles.metatiles_for(v.zoom, *box):
+                seen.setdefault(key, None)
+        self.todo = list(seen)
+        self.tiles = tiles
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True, name="prefetch")
+
+    def _run(self) -> None:
+        for z, x, y in self.todo:
+            if self.stop.is_set():
+                return
+            try:
+                self.tiles.tile(z, x, y)
+            except Exception:  # the page's own request for the tile reports it
+                log.debug("prefetch of %s/%s/%s failed", z, x, y, exc_info=True)
+
+    def __enter__(self) -> _Prefetch:
+        if self.tiles.use_cache:
+            self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop.set()
+        if self.thread.is_alive():
+            self.thread.join()
+
+
 async def _screenshot_all(
     views: Sequence[View],
     tiles: TileRenderer,
@@ -124,7 +161,7 @@ async def _screenshot_all(
     from playwright.async_api import Error as PlaywrightError
     from playwright.async_api import async_playwright
 
-    with MapServer(tiles) as server:
+    with MapServer(tiles) as server, _Prefetch(tiles, views):
         pages = []
         for i, v in enumerate(views):
             name_box: list[str] = []

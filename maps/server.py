@@ -111,6 +111,8 @@ class MapServer:
     @property
     def origin(self) -> str:
         host, port = self._httpd.server_address[:2]
+        if isinstance(host, bytes):
+            host = host.decode()
         return f"http://{host}:{port}"
 
     @property

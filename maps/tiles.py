@@ -53,7 +53,7 @@ class TileRenderer:
         cache: Path | None = None,
         metatile: int = METATILE,
         use_cache: bool = True,
-        image_format: str = "png",
+        image_format: str = "png:z=1",
     ) -> None:
         self.style = style
         self.database = database
@@ -73,6 +73,18 @@ class TileRenderer:
             self._map = load_map(self.style, self.database.connection, size, size)
             self._map.buffer_size = BUFFER_PX
         return self._map
+
+    def metatiles_for(
+        self, z: int, x0: float, y0: float, x1: float, y1: float
+    ) -> list[tuple[int, int, int]]:
+        """One tile of each metatile that the pixel box (x0, y0)-(x1, y1) at zoom z touches."""
+        n = min(self.metatile, 2**z)
+        span = n * TILE_PX
+        out = []
+        for my in range(int(max(y0, 0) // span), int(min(y1, 2**z * TILE_PX - 1) // span) + 1):
+            for mx in range(int(max(x0, 0) // span), int(min(x1, 2**z * TILE_PX - 1) // span) + 1):
+                out.append((z, mx * n, my * n))
+        return out
 
     def warm(self) -> TileRenderer:
         """Load the style into Mapnik now (about a second) rather than on the first tile."""

@@ -75,8 +75,9 @@ def test_render_command_rejects_bad_input(tmp_path):
 def test_demo_renders_the_embedded_extract(cluster, cache, carto_files, tmp_path, monkeypatch):
     monkeypatch.setenv("CARTOQA_PG_DIR", str(cluster.folder))
     monkeypatch.setenv("CARTOQA_CACHE", str(cache))
-    result = CliRunner().invoke(app, ["demo", "--out", str(tmp_path), "--n", "3",
-                                      "--carto-files", str(carto_files)])
+    result = CliRunner().invoke(
+        app, ["demo", "--out", str(tmp_path), "--n", "3", "--carto-files", str(carto_files)]
+    )
     assert result.exit_code == 0, result.output
     [png] = (tmp_path / "maps").glob("*.png")
     assert png.name == "Helsinki-z17.png"
