@@ -127,29 +127,37 @@ class _Prefetch:
             box = (cx - v.width / 2, cy - v.height / 2, cx + v.width / 2, cy + v.height / 2)
             for key in tiles.metatiles_for(v.zoom, *box):
                 seen.setdefault(key, None)
-        self.todo = list(seen)
+        self.todo = iter(list(seen))
         self.tiles = tiles
         self.stop = threading.Event()
-        self.thread = threading.Thread(target=self._run, daemon=True, name="prefetch")
+        self.pick = threading.Lock()
+        self.threads = [
+            threading.Thread(target=self._run, daemon=True, name=f"prefetch-{i}")
+            for i in range(tiles.workers)
+        ]
 
     def _run(self) -> None:
-        for z, x, y in self.todo:
-            if self.stop.is_set():
+        while not self.stop.is_set():
+            with self.pick:
+                key = next(self.todo, None)
+            if key is None:
                 return
             try:
-                self.tiles.tile(z, x, y)
+                self.tiles.tile(*key)
             except Exception:  # the page's own request for the tile reports it
-                log.debug("prefetch of %s/%s/%s failed", z, x, y, exc_info=True)
+                log.debug("prefetch of %s failed", key, exc_info=True)
 
     def __enter__(self) -> _Prefetch:
         if self.tiles.use_cache:
-            self.thread.start()
+            for t in self.threads:
+                t.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.stop.set()
-        if self.thread.is_alive():
-            self.thread.join()
+        for t in self.threads:
+            if t.is_alive():
+                t.join()
 
 
 async def _screenshot_all(
@@ -208,14 +216,15 @@ async def _screenshot_all(
 
                 workers = []
                 for (w, h), queue in queues.items():
-                    context = await browser.new_context(
-                        viewport={"width": w, "height": h},
-                        device_scale_factor=1,
-                        service_workers="block",
-                    )
-                    workers += [
-                        worker(context, queue) for _ in range(min(concurrency, queue.qsize()))
-                    ]
+                    for _ in range(min(concurrency, queue.qsize())):
+                        # a context (a window) per worker: a page in a background tab of a
+                        # shared window gets no animation frames and stalls the others
+                        context = await browser.new_context(
+                            viewport={"width": w, "height": h},
+                            device_scale_factor=1,
+                            service_workers="block",
+                        )
+                        workers.append(worker(context, queue))
                 await asyncio.gather(*workers)
                 return [s for s in shots if s is not None]
             finally:

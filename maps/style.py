@@ -126,7 +126,7 @@ def prepare_style(
             f"{src_xml} is missing: install Debian's openstreetmap-carto-common "
             "(bash scripts/setup.sh main)"
         )
-    extras = carto_files or carto_files_dir()
+    extras = Path(carto_files) if carto_files else carto_files_dir()
     if extras is not None and not (extras / "patterns").is_dir():
         raise StyleError(
             f"{extras} has no patterns/ folder; point CARTOQA_CARTO_FILES at a folder holding "

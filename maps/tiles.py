@@ -12,6 +12,7 @@ from __future__ import annotations
 import fcntl
 import logging
 import os
+import queue
 import threading
 import time
 from pathlib import Path
@@ -41,8 +42,10 @@ class TileRenderer:
     """Tiles of one extract in one style.  ``tile(z, x, y)`` returns PNG bytes.
 
     ``metatile=1`` renders single tiles (slow; for comparison).  ``use_cache``
-    False renders every request afresh (the naive baseline).  Thread-safe: one
-    render at a time per renderer.
+    False renders every request afresh (the naive baseline).  Thread-safe:
+    up to ``workers`` metatiles render at once, each with its own Mapnik map
+    (Mapnik releases the GIL while it draws); one metatile is never rendered
+    twice at once, in this process or another (a file lock per metatile).
     """
 
     def __init__(
@@ -54,6 +57,7 @@ class TileRenderer:
         metatile: int = METATILE,
         use_cache: bool = True,
         image_format: str = "png:z=1",
+        workers: int = 2,
     ) -> None:
         self.style = style
         self.database = database
@@ -62,17 +66,28 @@ class TileRenderer:
         self.image_format = image_format
         key = f"{style.folder.name}-m{metatile}"
         self.folder = (cache or cache_dir()) / "tiles" / key / database.extract.sha256[:16]
-        self._map: Any = None
-        self._lock = threading.Lock()
+        self.workers = max(1, workers)
+        self._maps: queue.LifoQueue[Any] = queue.LifoQueue()
+        self._made = 0
+        self._lock = threading.Lock()  # guards _made and the counters
         self.rendered_metatiles = 0
         self.render_seconds = 0.0
 
-    def _mapnik_map(self) -> object:
-        if self._map is None:
-            size = self.metatile * TILE_PX
-            self._map = load_map(self.style, self.database.connection, size, size)
-            self._map.buffer_size = BUFFER_PX
-        return self._map
+    def _new_map(self) -> Any:
+        size = self.metatile * TILE_PX
+        m = load_map(self.style, self.database.connection, size, size)
+        m.buffer_size = BUFFER_PX  # type: ignore[attr-defined]
+        return m
+
+    def _take_map(self) -> Any:
+        try:
+            return self._maps.get_nowait()
+        except queue.Empty:
+            pass
+        with self._lock:
+            make = self._made < self.workers
+            self._made += make
+        return self._new_map() if make else self._maps.get()
 
     def metatiles_for(
         self, z: int, x0: float, y0: float, x1: float, y1: float
@@ -87,9 +102,10 @@ class TileRenderer:
         return out
 
     def warm(self) -> TileRenderer:
-        """Load the style into Mapnik now (about a second) rather than on the first tile."""
-        with self._lock:
-            self._mapnik_map()
+        """Load the style into every worker's Mapnik map now, not on the first tiles."""
+        maps = [self._take_map() for _ in range(self.workers)]
+        for m in maps:
+            self._maps.put(m)
         return self
 
     def path(self, z: int, x: int, y: int) -> Path:
@@ -109,14 +125,14 @@ class TileRenderer:
         if self.use_cache and p.is_file():
             return p.read_bytes()
         if not self.use_cache:
-            with self._lock:
-                return self._render_block(z, x, y)[(x, y)]
+            return self._render_block(z, x, y)[(x, y)]
         n = min(self.metatile, 2**z)
         mx, my = x - x % n, y - y % n
         lock_path = self.folder / str(z) / f"meta-{mx}-{my}.lock"
         lock_path.parent.mkdir(parents=True, exist_ok=True)
-        with self._lock, open(lock_path, "a") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)  # another process may be rendering it
+        with open(lock_path, "a") as lock:
+            # another thread or process may be rendering it (each open() is its own lock holder)
+            fcntl.flock(lock, fcntl.LOCK_EX)
             try:
                 if p.is_file():
                     return p.read_bytes()
@@ -136,17 +152,20 @@ class TileRenderer:
 
         n = min(self.metatile, 2**z)
         mx, my = x - x % n, y - y % n
-        m = self._mapnik_map()
         size = n * TILE_PX
-        if (m.width, m.height) != (size, size):  # type: ignore[attr-defined]
-            m.resize(size, size)  # type: ignore[attr-defined]
         t0 = time.perf_counter()
-        m.zoom_to_box(mapnik.Box2d(*tile_bounds_m(z, mx, my, n, n)))  # type: ignore[attr-defined]
-        image = mapnik.Image(size, size)
+        m = self._take_map()
         try:
-            mapnik.render(m, image)
-        except RuntimeError as exc:
-            raise TileError(f"Mapnik could not render tiles {z}/{mx}/{my}+{n}: {exc}") from None
+            if (m.width, m.height) != (size, size):
+                m.resize(size, size)
+            m.zoom_to_box(mapnik.Box2d(*tile_bounds_m(z, mx, my, n, n)))
+            image = mapnik.Image(size, size)
+            try:
+                mapnik.render(m, image)
+            except RuntimeError as exc:
+                raise TileError(f"Mapnik could not render tiles {z}/{mx}/{my}+{n}: {exc}") from None
+        finally:
+            self._maps.put(m)
         out = {
             (mx + i, my + j): image.view(i * TILE_PX, j * TILE_PX, TILE_PX, TILE_PX).to_string(
                 self.image_format
@@ -154,6 +173,7 @@ class TileRenderer:
             for i in range(n)
             for j in range(n)
         }
-        self.render_seconds += time.perf_counter() - t0
-        self.rendered_metatiles += 1
+        with self._lock:
+            self.render_seconds += time.perf_counter() - t0
+            self.rendered_metatiles += 1
         return out
