@@ -28,6 +28,17 @@ def extract_path(name: str) -> Path:
     return p
 
 
+def network(host: str) -> bool:
+    """True when ``host`` answers on port 443 (these machines have no network)."""
+    import socket
+
+    try:
+        socket.create_connection((host, 443), timeout=3).close()
+        return True
+    except OSError:
+        return False
+
+
 @pytest.fixture(scope="session")
 def carto_files() -> Path:
     if not CARTO_FILES.is_dir():

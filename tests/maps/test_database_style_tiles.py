@@ -17,7 +17,7 @@ from maps.projection import world_pixel
 from maps.style import load_map, prepare_style
 from maps.tiles import TileError, TileRenderer
 
-from .conftest import extract_path
+from .conftest import extract_path, network
 
 
 def test_import_then_reuse_and_counts(cluster, cache, tmp_path):
@@ -87,6 +87,12 @@ def test_style_without_carto_files_uses_placeholders_and_says_so(tmp_path, caplo
     assert not st.complete and len(st.placeholders) == 13
     assert all(p.startswith("patterns/") for p in st.placeholders)
     assert "CARTOQA_CARTO_FILES" in caplog.text
+
+
+@pytest.mark.skipif(not network("github.com"), reason="needs a network (the upstream archive)")
+def test_style_fetches_missing_files_from_upstream(tmp_path):
+    st = prepare_style(carto_files=None, cache=tmp_path, allow_download=True)
+    assert st.complete
 
 
 def _tile_in_process(args):

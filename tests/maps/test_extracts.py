@@ -8,7 +8,7 @@ import pytest
 
 from maps import ExtractError, default_extract_path, load_extract
 
-from .conftest import extract_path
+from .conftest import extract_path, network
 
 
 def missing_refs(path) -> int:
@@ -70,3 +70,23 @@ def test_bad_extracts(tmp_path):
     (tmp_path / "empty.osm").write_text('<?xml version="1.0"?><osm version="0.6"></osm>')
     with pytest.raises(ExtractError, match="holds no nodes"):
         load_extract(tmp_path / "empty.osm", cache=tmp_path)
+
+
+def test_download_needs_exactly_one_place_or_box(tmp_path):
+    from maps.extracts import download_extract
+
+    with pytest.raises(ExtractError, match="exactly one of"):
+        download_extract(out=tmp_path / "x.osm")
+    with pytest.raises(ExtractError, match="exactly one of"):
+        download_extract(place="Monaco", bbox=(43.7, 7.4, 43.75, 7.45), out=tmp_path / "x.osm")
+    with pytest.raises(ExtractError, match="is empty"):
+        download_extract(bbox=(43.75, 7.4, 43.7, 7.45), out=tmp_path / "x.osm")
+
+
+@pytest.mark.skipif(not network("overpass-api.de"), reason="needs a network (Overpass API)")
+def test_download_a_small_box(tmp_path):
+    from maps.extracts import download_extract
+
+    path = download_extract(bbox=(43.7370, 7.4230, 43.7390, 7.4260), out=tmp_path / "box.osm")
+    e = load_extract(path, cache=tmp_path)
+    assert e.report.ways > 0
