@@ -57,7 +57,7 @@ class TileRenderer:
         metatile: int = METATILE,
         use_cache: bool = True,
         image_format: str = "png:z=1",
-        workers: int = 2,
+        workers: int = 1,
     ) -> None:
         self.style = style
         self.database = database
