@@ -10,6 +10,7 @@ serves a whole batch, with several pages rendering at once.
 from __future__ import annotations
 
 import asyncio
+import base64
 import logging
 import os
 import shutil
@@ -102,7 +103,7 @@ def chromium_path() -> str:
     return path
 
 
-async def _shoot(page, view: View, url: str, map_name: str, failed: list[str]) -> Shot:
+async def _shoot(page, cdp, view: View, url: str, map_name: str, failed: list[str]) -> Shot:
     failed.clear()
     await page.goto(url, wait_until="load", timeout=120_000)
     drawn = await page.evaluate(
@@ -113,8 +114,13 @@ async def _shoot(page, view: View, url: str, map_name: str, failed: list[str]) -
             [list(map(list, p.points)) for p in view.paths],
         ],
     )
-    png = await page.screenshot(type="png", timeout=60_000)
-    return Shot(png, drawn, list(failed), [])
+    # the DevTools call with optimizeForSpeed: the same pixels, a faster PNG encoder (about
+    # 2.5x less time than page.screenshot here)
+    shot = await cdp.send(
+        "Page.captureScreenshot",
+        {"format": "png", "optimizeForSpeed": True, "captureBeyondViewport": False},
+    )
+    return Shot(base64.b64decode(shot["data"]), drawn, list(failed), [])
 
 
 class _Prefetch:
@@ -198,13 +204,14 @@ async def _screenshot_all(
                     # one page serves many views in turn: each view is still its own folium
                     # page (a navigation), but the tab and its renderer are made once
                     page = await context.new_page()
+                    cdp = await context.new_cdp_session(page)
                     failed: list[str] = []
                     page.on("requestfailed", lambda r: failed.append(f"{r.url} ({r.failure})"))
                     try:
                         while not queue.empty():
                             i = queue.get_nowait()
                             errors_before = len(server.errors)
-                            shot = await _shoot(page, views[i], *pages[i], failed)
+                            shot = await _shoot(page, cdp, views[i], *pages[i], failed)
                             # with pages in flight at once a server error may be a
                             # neighbour's: every view rendered while it happened carries it
                             shot.tile_errors.extend(server.errors[errors_before:])
