@@ -124,16 +124,22 @@ async def _shoot(page, cdp, view: View, url: str, map_name: str, failed: list[st
 
 
 class _Prefetch:
-    """Render the metatiles a batch needs, in view order, while the browser works."""
+    """Make the tiles a batch needs, metatile by metatile in view order, while the browser works.
+
+    Each metatile is rendered once and only the tiles some view shows are
+    encoded; a page asking for a tile before it is made waits on the
+    metatile's lock, or renders it itself.
+    """
 
     def __init__(self, tiles: TileRenderer, views: Sequence[View]) -> None:
-        seen: dict[tuple[int, int, int], None] = {}
+        groups: dict[tuple[int, int, int], dict[tuple[int, int], None]] = {}
         for v in views:
             cx, cy = world_pixel(*v.center, v.zoom)
             box = (cx - v.width / 2, cy - v.height / 2, cx + v.width / 2, cy + v.height / 2)
-            for key in tiles.metatiles_for(v.zoom, *box):
-                seen.setdefault(key, None)
-        self.todo = iter(list(seen))
+            n = min(tiles.metatile, 2**v.zoom)
+            for z, x, y in tiles.tiles_for(v.zoom, *box):
+                groups.setdefault((z, x - x % n, y - y % n), {})[(x, y)] = None
+        self.todo = iter([(key[0], list(wanted)) for key, wanted in groups.items()])
         self.tiles = tiles
         self.stop = threading.Event()
         self.pick = threading.Lock()
@@ -145,13 +151,13 @@ class _Prefetch:
     def _run(self) -> None:
         while not self.stop.is_set():
             with self.pick:
-                key = next(self.todo, None)
-            if key is None:
+                job = next(self.todo, None)
+            if job is None:
                 return
             try:
-                self.tiles.tile(*key)
+                self.tiles.make_tiles(*job)
             except Exception:  # the page's own request for the tile reports it
-                log.debug("prefetch of %s failed", key, exc_info=True)
+                log.debug("prefetch of %s failed", job, exc_info=True)
 
     def __enter__(self) -> _Prefetch:
         if self.tiles.use_cache:

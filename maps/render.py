@@ -21,7 +21,7 @@ from cartoqa.errors import CartoqaError
 from .browser import screenshot_views
 from .database import ExtractDatabase, PostgresCluster, ensure_database
 from .extracts import Extract, load_extract
-from .page import View
+from .page import View, ViewError
 from .style import CartoStyle, prepare_style
 from .tiles import TileRenderer
 
@@ -93,6 +93,17 @@ class MapEngine:
         self.style: CartoStyle = prepare_style(carto_files=carto_files, cache=cache)
         self.tiles = TileRenderer(self.style, self.database, cache=cache)
 
+    def _check_inside(self, view: View) -> None:
+        s, w, n, e = _view_box(view)
+        es, ew, en, ee = self.extract.bounds
+        if s > en or n < es or w > ee or e < ew:
+            raise ViewError(
+                f"view {view.id!r} at {view.center} zoom {view.zoom} shows ({s:.5f}, {w:.5f}) to "
+                f"({n:.5f}, {e:.5f}), which is outside the extract {self.extract.name} "
+                f"({es:.5f}, {ew:.5f}) to ({en:.5f}, {ee:.5f}): the map would be empty. Pick a "
+                "centre inside the extract, or load an extract that covers the place"
+            )
+
     def render(self, view: View) -> RenderedView:
         """Render one view (a fresh browser; for many views use ``render_many``)."""
         return self.render_many([view], progress=False)[0]
@@ -112,6 +123,8 @@ class MapEngine:
         """
         if not views:
             return []
+        for v in views:
+            self._check_inside(v)
         if progress:
             from rich.progress import Progress
 
@@ -146,6 +159,23 @@ class MapEngine:
                 )
             )
         return out
+
+
+def _view_box(view: View) -> tuple[float, float, float, float]:
+    """(south, west, north, east) the view will show."""
+    from cartoqa.geodesy import from_web_mercator
+
+    from .projection import HALF_WORLD_M, metres_per_pixel, world_pixel
+
+    cx, cy = world_pixel(*view.center, view.zoom)
+    res = metres_per_pixel(view.zoom)
+    north, west = from_web_mercator(
+        (cx - view.width / 2) * res - HALF_WORLD_M, HALF_WORLD_M - (cy - view.height / 2) * res
+    )
+    south, east = from_web_mercator(
+        (cx + view.width / 2) * res - HALF_WORLD_M, HALF_WORLD_M - (cy + view.height / 2) * res
+    )
+    return south, west, north, east
 
 
 def render_view(

@@ -20,6 +20,7 @@ import queue
 import threading
 import time
 from collections import OrderedDict
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -97,17 +98,15 @@ class TileRenderer:
             self._made += make
         return self._new_map() if make else self._maps.get()
 
-    def metatiles_for(
-        self, z: int, x0: float, y0: float, x1: float, y1: float
-    ) -> list[tuple[int, int, int]]:
-        """One tile of each metatile that the pixel box (x0, y0)-(x1, y1) at zoom z touches."""
-        n = min(self.metatile, 2**z)
-        span = n * TILE_PX
-        out = []
-        for my in range(int(max(y0, 0) // span), int(min(y1, 2**z * TILE_PX - 1) // span) + 1):
-            for mx in range(int(max(x0, 0) // span), int(min(x1, 2**z * TILE_PX - 1) // span) + 1):
-                out.append((z, mx * n, my * n))
-        return out
+    @staticmethod
+    def tiles_for(z: int, x0: float, y0: float, x1: float, y1: float) -> list[tuple[int, int, int]]:
+        """The tiles that the pixel box (x0, y0)-(x1, y1) at zoom z touches, row by row."""
+        last = 2**z - 1
+        return [
+            (z, tx, ty)
+            for ty in range(max(int(y0 // TILE_PX), 0), min(int(y1 // TILE_PX), last) + 1)
+            for tx in range(max(int(x0 // TILE_PX), 0), min(int(x1 // TILE_PX), last) + 1)
+        ]
 
     def warm(self) -> TileRenderer:
         """Load the style into every worker's Mapnik map now, not on the first tiles."""
@@ -155,13 +154,47 @@ class TileRenderer:
                         while len(self._images) > self.keep:
                             self._images.popitem(last=False)
                 data = self._encode(image, x - mx, y - my)
-                p.parent.mkdir(parents=True, exist_ok=True)
-                tmp = p.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
-                tmp.write_bytes(data)
-                tmp.replace(p)
+                self._store(p, data)
                 return data
             finally:
                 fcntl.flock(lock, fcntl.LOCK_UN)
+
+    def make_tiles(self, z: int, wanted: Iterable[tuple[int, int]]) -> None:
+        """Render the metatile of these tiles (all in one metatile) once and store each of them.
+
+        For batches that know their tiles in advance: nothing is encoded that
+        no view needs, and the metatile is not kept in memory afterwards.
+        """
+        todo = [(x, y) for x, y in wanted if not self.path(z, x, y).is_file()]
+        if not todo:
+            return
+        n = min(self.metatile, 2**z)
+        mx, my = todo[0][0] - todo[0][0] % n, todo[0][1] - todo[0][1] % n
+        if any((x - x % n, y - y % n) != (mx, my) for x, y in todo):
+            raise TileError(f"make_tiles: the tiles {todo} are not all in one metatile")
+        lock_path = self.folder / str(z) / f"meta-{mx}-{my}.lock"
+        lock_path.parent.mkdir(parents=True, exist_ok=True)
+        with open(lock_path, "a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            try:
+                todo = [(x, y) for x, y in todo if not self.path(z, x, y).is_file()]
+                if not todo:
+                    return
+                with self._lock:
+                    image = self._images.get((z, mx, my))
+                if image is None:
+                    image = self._render_image(z, mx, my, n)
+                for x, y in todo:
+                    self._store(self.path(z, x, y), self._encode(image, x - mx, y - my))
+            finally:
+                fcntl.flock(lock, fcntl.LOCK_UN)
+
+    @staticmethod
+    def _store(p: Path, data: bytes) -> None:
+        p.parent.mkdir(parents=True, exist_ok=True)
+        tmp = p.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
+        tmp.write_bytes(data)
+        tmp.replace(p)
 
     def _encode(self, image: Any, i: int, j: int) -> bytes:
         data: bytes = image.view(i * TILE_PX, j * TILE_PX, TILE_PX, TILE_PX).to_string(

@@ -188,3 +188,29 @@ def test_missing_asset_is_an_aborted_request_not_a_grey_map(engine_for, tmp_path
     [lenient] = eng.render_many([view], strict=False, progress=False)
     assert any("awesome-markers" in u for u in lenient.aborted)
     assert os.environ["CARTOQA_ASSETS"] == str(fake)
+
+
+def test_a_view_outside_the_extract_is_refused(engine_for):
+    from maps import ViewError
+
+    eng = engine_for("monaco.osm.pbf")
+    with pytest.raises(ViewError, match="outside the extract monaco.*would be empty"):
+        eng.render(View.make((48.8566, 2.3522), 17))  # Paris
+
+
+def test_make_tiles_renders_a_metatile_once_for_the_tiles_asked(engine_for, tmp_path):
+    from maps.tiles import TileError, TileRenderer
+
+    eng = engine_for("monaco.osm.pbf")
+    x, y = (int(v // 256) for v in world_pixel(43.7384, 7.4246, 18))
+    x0, y0 = x - x % 8, y - y % 8
+    r = TileRenderer(eng.style, eng.database, cache=tmp_path)
+    r.make_tiles(18, [(x0, y0), (x0 + 1, y0), (x0, y0 + 7)])
+    assert r.rendered_metatiles == 1
+    assert sorted(p.name for p in (tmp_path / "tiles").rglob("*.png")) == sorted(
+        [f"{y0}.png", f"{y0}.png", f"{y0 + 7}.png"]
+    )
+    r.tile(18, x0 + 1, y0)
+    assert r.rendered_metatiles == 1  # from the disk cache
+    with pytest.raises(TileError, match="not all in one metatile"):
+        r.make_tiles(18, [(x0 + 2, y0), (x0 + 8, y0)])
