@@ -5,7 +5,10 @@
 - ``maps.coastline``: sea polygons from the extract's coastline.
 - ``maps.style``: the openstreetmap-carto 5.7.0 style, prepared for a strict offline load.
 - ``maps.tiles``: metatiles rendered by Mapnik, sliced and cached.
-- ``maps.page`` / ``maps.assets`` / ``maps.browser``: folium pages, local assets, screenshots.
+- ``maps.page``: the folium page of a view (markers, paths, scale bar, attribution).
+- ``maps.assets`` / ``maps.server``: folium's JS and CSS from node_modules, and the local
+  server that gives the browser pages, assets and tiles.
+- ``maps.browser``: Playwright and Chromium, screenshots in batches.
 - ``maps.render``: ``MapEngine`` and ``render_view``, the entry points.
 """
 

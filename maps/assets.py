@@ -7,7 +7,6 @@ stylesheet cartoqa makes; anything else is None and will be aborted.
 
 from __future__ import annotations
 
-import json
 import mimetypes
 import re
 from functools import lru_cache
@@ -94,21 +93,3 @@ def resolve(url: str) -> Asset | None:
         pkg, _version, rel = m.groups()
         return _file(root / pkg / rel)
     return None
-
-
-def installed_versions() -> dict[str, str]:
-    """Versions of the asset packages in node_modules (for manifests and checks)."""
-    root = _root()
-    out = {}
-    for pkg in (
-        "leaflet",
-        "leaflet.awesome-markers",
-        "bootstrap",
-        "bootstrap3",
-        "jquery",
-        "@fortawesome/fontawesome-free",
-    ):
-        meta = root / pkg / "package.json"
-        if meta.is_file():
-            out[pkg] = json.loads(meta.read_text())["version"]
-    return out

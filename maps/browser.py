@@ -184,15 +184,8 @@ async def _screenshot_all(
     with MapServer(tiles) as server, _Prefetch(tiles, views):
         pages = []
         for i, v in enumerate(views):
-            name_box: list[str] = []
-
-            def build(tile_url: str, v: View = v, name_box: list[str] = name_box) -> str:
-                html, name = build_page(v, tile_url)
-                name_box.append(name)
-                return html
-
-            url = server.add_page(str(i), build)
-            pages.append((url, name_box[0]))
+            html, map_name = build_page(v, server.tile_url)
+            pages.append((server.add_page(str(i), html), map_name))
         async with async_playwright() as pw:
             try:
                 browser = await pw.chromium.launch(

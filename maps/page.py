@@ -12,7 +12,6 @@ from cartoqa.records import OSM_ATTRIBUTION
 __all__ = [
     "HEIGHT_PX",
     "MARKER_COLOURS",
-    "PAGE_ORIGIN",
     "PATH_COLOUR",
     "WIDTH_PX",
     "Marker",
@@ -23,8 +22,6 @@ __all__ = [
 ]
 
 WIDTH_PX, HEIGHT_PX = 1366, 768
-PAGE_ORIGIN = "http://cartoqa.invalid"  # never resolved: every request is answered locally
-TILE_URL = PAGE_ORIGIN + "/tiles/{z}/{x}/{y}.png"
 MARKER_COLOURS = ("blue", "red")
 PATH_COLOUR = "#0000ff"
 PATH_WEIGHT_PX = 5
@@ -97,8 +94,11 @@ class View:
         )
 
 
-def build_page(view: View, tile_url: str = TILE_URL) -> tuple[str, str]:
-    """The page's HTML and the JavaScript name of its Leaflet map."""
+def build_page(view: View, tile_url: str) -> tuple[str, str]:
+    """The page's HTML and the JavaScript name of its Leaflet map.
+
+    ``tile_url`` is the tile template, "http://host:port/tiles/{z}/{x}/{y}.png".
+    """
     import folium
 
     m = folium.Map(

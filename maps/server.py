@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from .assets import resolve
@@ -119,9 +118,9 @@ class MapServer:
     def tile_url(self) -> str:
         return self.origin + "/tiles/{z}/{x}/{y}.png"
 
-    def add_page(self, key: str, build: Callable[[str], str]) -> str:
-        """Store a page built for this server's tile URL; returns its URL."""
-        self._pages[key] = rewrite_assets(build(self.tile_url), self.origin).encode("utf-8")
+    def add_page(self, key: str, html: str) -> str:
+        """Serve a page (built with ``tile_url``) at the URL returned, its assets pointed here."""
+        self._pages[key] = rewrite_assets(html, self.origin).encode("utf-8")
         return f"{self.origin}/view/{key}.html"
 
     def __enter__(self) -> MapServer:
