@@ -86,12 +86,13 @@ def main() -> None:
     ap.add_argument("--views", type=int, default=50)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--concurrency", type=int, default=3)
+    ap.add_argument("--metatile", type=int, default=8, help="tiles per metatile side")
     args = ap.parse_args()
     carto = args.carto_files if args.carto_files.is_dir() else None
 
     with tempfile.TemporaryDirectory() as tmp:
         cache = Path(tmp)
-        engine = MapEngine(args.extract, carto_files=carto, cache=cache)
+        engine = MapEngine(args.extract, carto_files=carto, cache=cache, metatile=args.metatile)
         views = make_views(engine, args.views, args.seed)
 
         engine.tiles.warm()

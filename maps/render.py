@@ -23,7 +23,7 @@ from .database import ExtractDatabase, PostgresCluster, ensure_database
 from .extracts import Extract, load_extract
 from .page import View, ViewError
 from .style import CartoStyle, prepare_style
-from .tiles import TileRenderer
+from .tiles import METATILE, TileRenderer
 
 __all__ = ["MapEngine", "RenderError", "RenderedView", "render_view"]
 
@@ -75,6 +75,7 @@ class MapEngine:
     ``extract``: a path, an ``Extract``, or None for the embedded default.
     ``carto_files``: folder with carto's patterns/ and shields (else CARTOQA_CARTO_FILES).
     ``dsn``: a PostgreSQL server to use instead of the private cluster.
+    ``metatile``: tiles per metatile side (8, as renderd; smaller wastes less on sparse views).
     """
 
     def __init__(
@@ -85,13 +86,14 @@ class MapEngine:
         dsn: str | None = None,
         cache: Path | None = None,
         cluster: PostgresCluster | None = None,
+        metatile: int = METATILE,
     ) -> None:
         self.extract = (
             extract if isinstance(extract, Extract) else load_extract(extract, cache=cache)
         )
         self.database: ExtractDatabase = ensure_database(self.extract, cluster=cluster, dsn=dsn)
         self.style: CartoStyle = prepare_style(carto_files=carto_files, cache=cache)
-        self.tiles = TileRenderer(self.style, self.database, cache=cache)
+        self.tiles = TileRenderer(self.style, self.database, cache=cache, metatile=metatile)
 
     def _check_inside(self, view: View) -> None:
         s, w, n, e = _view_box(view)
