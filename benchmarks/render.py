@@ -23,7 +23,7 @@ from pathlib import Path
 
 from maps import MapEngine, Marker, View
 from maps.browser import screenshot_views
-from maps.projection import metres_per_pixel, world_pixel
+from maps.projection import metres_per_pixel, pixel_box, pixel_to_m
 from maps.style import load_map
 from maps.tiles import TileRenderer
 
@@ -59,18 +59,8 @@ def mapnik_floor(engine: MapEngine, views: list[View]) -> float:
     m = load_map(engine.style, engine.database.connection, views[0].width, views[0].height)
     t0 = time.perf_counter()
     for v in views:
-        cx, cy = world_pixel(*v.center, v.zoom)
-        res = metres_per_pixel(v.zoom)
-        half = math.pi * 6378137.0
-        x, y = cx * res - half, half - cy * res
-        m.zoom_to_box(
-            mapnik.Box2d(
-                x - v.width / 2 * res,
-                y - v.height / 2 * res,
-                x + v.width / 2 * res,
-                y + v.height / 2 * res,
-            )
-        )
+        x0, y0, x1, y1 = pixel_box(v.center, v.zoom, v.width, v.height)
+        m.zoom_to_box(mapnik.Box2d(*pixel_to_m(x0, y1, v.zoom), *pixel_to_m(x1, y0, v.zoom)))
         im = mapnik.Image(v.width, v.height)
         mapnik.render(m, im)
         im.to_string("png")

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from cartoqa.errors import CartoqaError
 
 from .page import View, build_page
-from .projection import world_pixel
+from .projection import pixel_box
 from .server import MapServer
 from .tiles import TileRenderer
 
@@ -134,11 +134,9 @@ class _Prefetch:
     def __init__(self, tiles: TileRenderer, views: Sequence[View]) -> None:
         groups: dict[tuple[int, int, int], dict[tuple[int, int], None]] = {}
         for v in views:
-            cx, cy = world_pixel(*v.center, v.zoom)
-            box = (cx - v.width / 2, cy - v.height / 2, cx + v.width / 2, cy + v.height / 2)
-            n = min(tiles.metatile, 2**v.zoom)
+            box = pixel_box(v.center, v.zoom, v.width, v.height)
             for z, x, y in tiles.tiles_for(v.zoom, *box):
-                groups.setdefault((z, x - x % n, y - y % n), {})[(x, y)] = None
+                groups.setdefault(tiles.metatile_of(z, x, y), {})[(x, y)] = None
         self.todo = iter([(key[0], list(wanted)) for key, wanted in groups.items()])
         self.tiles = tiles
         self.stop = threading.Event()

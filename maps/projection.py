@@ -4,9 +4,18 @@ from __future__ import annotations
 
 import math
 
-from cartoqa.geodesy import to_web_mercator
+from cartoqa.geodesy import from_web_mercator, to_web_mercator
 
-__all__ = ["HALF_WORLD_M", "TILE_PX", "metres_per_pixel", "tile_bounds_m", "world_pixel"]
+__all__ = [
+    "HALF_WORLD_M",
+    "TILE_PX",
+    "metres_per_pixel",
+    "pixel_box",
+    "pixel_to_lat_lon",
+    "pixel_to_m",
+    "tile_bounds_m",
+    "world_pixel",
+]
 
 TILE_PX = 256
 HALF_WORLD_M = math.pi * 6378137.0  # half the Web Mercator world width, metres
@@ -32,3 +41,23 @@ def tile_bounds_m(
     minx = -HALF_WORLD_M + x * size
     maxy = HALF_WORLD_M - y * size
     return minx, maxy - ny * size, minx + nx * size, maxy
+
+
+def pixel_to_m(px: float, py: float, zoom: float) -> tuple[float, float]:
+    """EPSG:3857 (x, y) metres of a global pixel at ``zoom``."""
+    res = metres_per_pixel(zoom)
+    return px * res - HALF_WORLD_M, HALF_WORLD_M - py * res
+
+
+def pixel_to_lat_lon(px: float, py: float, zoom: float) -> tuple[float, float]:
+    """(lat, lon) of a global pixel at ``zoom``."""
+    lat, lon = from_web_mercator(*pixel_to_m(px, py, zoom))
+    return float(lat), float(lon)
+
+
+def pixel_box(
+    center: tuple[float, float], zoom: float, width: int, height: int
+) -> tuple[float, float, float, float]:
+    """Global pixels (x0, y0, x1, y1) of a width × height map centred on (lat, lon)."""
+    cx, cy = world_pixel(*center, zoom)
+    return cx - width / 2, cy - height / 2, cx + width / 2, cy + height / 2

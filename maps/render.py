@@ -22,6 +22,7 @@ from .browser import screenshot_views
 from .database import ExtractDatabase, PostgresCluster, ensure_database
 from .extracts import Extract, load_extract
 from .page import View, ViewError
+from .projection import pixel_box, pixel_to_lat_lon
 from .style import CartoStyle, prepare_style
 from .tiles import METATILE, TileRenderer
 
@@ -165,18 +166,9 @@ class MapEngine:
 
 def _view_box(view: View) -> tuple[float, float, float, float]:
     """(south, west, north, east) the view will show."""
-    from cartoqa.geodesy import from_web_mercator
-
-    from .projection import HALF_WORLD_M, metres_per_pixel, world_pixel
-
-    cx, cy = world_pixel(*view.center, view.zoom)
-    res = metres_per_pixel(view.zoom)
-    north, west = from_web_mercator(
-        (cx - view.width / 2) * res - HALF_WORLD_M, HALF_WORLD_M - (cy - view.height / 2) * res
-    )
-    south, east = from_web_mercator(
-        (cx + view.width / 2) * res - HALF_WORLD_M, HALF_WORLD_M - (cy + view.height / 2) * res
-    )
+    x0, y0, x1, y1 = pixel_box(view.center, view.zoom, view.width, view.height)
+    north, west = pixel_to_lat_lon(x0, y0, view.zoom)
+    south, east = pixel_to_lat_lon(x1, y1, view.zoom)
     return south, west, north, east
 
 

@@ -13,6 +13,7 @@ renamed).
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import logging
 import os
@@ -20,7 +21,7 @@ import queue
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -125,39 +126,50 @@ class TileRenderer:
                 f"tile {z}/{x}/{y} does not exist (zoom 0-{MAX_ZOOM}, x and y in [0, 2^z))"
             )
 
+    def metatile_of(self, z: int, x: int, y: int) -> tuple[int, int, int]:
+        """(z, mx, my): the metatile holding tile (x, y), by its top-left tile."""
+        n = min(self.metatile, 2**z)
+        return z, x - x % n, y - y % n
+
+    @contextlib.contextmanager
+    def _metatile_lock(self, z: int, mx: int, my: int) -> Iterator[None]:
+        """Held while a metatile is rendered: by one thread of one process at a time."""
+        lock_path = self.folder / str(z) / f"meta-{mx}-{my}.lock"
+        lock_path.parent.mkdir(parents=True, exist_ok=True)
+        with open(lock_path, "a") as lock:
+            # each open() is its own holder, so threads of this process exclude each other too
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(lock, fcntl.LOCK_UN)
+
     def tile(self, z: int, x: int, y: int) -> bytes:
         """The PNG bytes of one tile, from the cache or rendered with its metatile."""
         self.check(z, x, y)
         p = self.path(z, x, y)
         if self.use_cache and p.is_file():
             return p.read_bytes()
-        n = min(self.metatile, 2**z)
-        mx, my = x - x % n, y - y % n
+        key = self.metatile_of(z, x, y)
+        _, mx, my = key
         if not self.use_cache:
-            return self._encode(self._render_image(z, mx, my, n), x - mx, y - my)
-        lock_path = self.folder / str(z) / f"meta-{mx}-{my}.lock"
-        lock_path.parent.mkdir(parents=True, exist_ok=True)
-        with open(lock_path, "a") as lock:
-            # another thread or process may be rendering it (each open() is its own lock holder)
-            fcntl.flock(lock, fcntl.LOCK_EX)
-            try:
-                if p.is_file():
-                    return p.read_bytes()
+            return self._encode(self._render_image(*key), x - mx, y - my)
+        with self._metatile_lock(*key):
+            if p.is_file():
+                return p.read_bytes()
+            with self._lock:
+                image = self._images.get(key)
+                if image is not None:
+                    self._images.move_to_end(key)
+            if image is None:
+                image = self._render_image(*key)
                 with self._lock:
-                    image = self._images.get((z, mx, my))
-                    if image is not None:
-                        self._images.move_to_end((z, mx, my))
-                if image is None:
-                    image = self._render_image(z, mx, my, n)
-                    with self._lock:
-                        self._images[(z, mx, my)] = image
-                        while len(self._images) > self.keep:
-                            self._images.popitem(last=False)
-                data = self._encode(image, x - mx, y - my)
-                self._store(p, data)
-                return data
-            finally:
-                fcntl.flock(lock, fcntl.LOCK_UN)
+                    self._images[key] = image
+                    while len(self._images) > self.keep:
+                        self._images.popitem(last=False)
+            data = self._encode(image, x - mx, y - my)
+            self._store(p, data)
+            return data
 
     def make_tiles(self, z: int, wanted: Iterable[tuple[int, int]]) -> None:
         """Render the metatile of these tiles (all in one metatile) once and store each of them.
@@ -168,26 +180,20 @@ class TileRenderer:
         todo = [(x, y) for x, y in wanted if not self.path(z, x, y).is_file()]
         if not todo:
             return
-        n = min(self.metatile, 2**z)
-        mx, my = todo[0][0] - todo[0][0] % n, todo[0][1] - todo[0][1] % n
-        if any((x - x % n, y - y % n) != (mx, my) for x, y in todo):
+        key = self.metatile_of(z, *todo[0])
+        _, mx, my = key
+        if any(self.metatile_of(z, x, y) != key for x, y in todo):
             raise TileError(f"make_tiles: the tiles {todo} are not all in one metatile")
-        lock_path = self.folder / str(z) / f"meta-{mx}-{my}.lock"
-        lock_path.parent.mkdir(parents=True, exist_ok=True)
-        with open(lock_path, "a") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)
-            try:
-                todo = [(x, y) for x, y in todo if not self.path(z, x, y).is_file()]
-                if not todo:
-                    return
-                with self._lock:
-                    image = self._images.get((z, mx, my))
-                if image is None:
-                    image = self._render_image(z, mx, my, n)
-                for x, y in todo:
-                    self._store(self.path(z, x, y), self._encode(image, x - mx, y - my))
-            finally:
-                fcntl.flock(lock, fcntl.LOCK_UN)
+        with self._metatile_lock(*key):
+            todo = [(x, y) for x, y in todo if not self.path(z, x, y).is_file()]
+            if not todo:
+                return
+            with self._lock:
+                image = self._images.get(key)
+            if image is None:
+                image = self._render_image(*key)
+            for x, y in todo:
+                self._store(self.path(z, x, y), self._encode(image, x - mx, y - my))
 
     @staticmethod
     def _store(p: Path, data: bytes) -> None:
@@ -202,10 +208,11 @@ class TileRenderer:
         )
         return data
 
-    def _render_image(self, z: int, mx: int, my: int, n: int) -> Any:
-        """Render the n × n metatile whose top-left tile is (mx, my); returns the Mapnik image."""
+    def _render_image(self, z: int, mx: int, my: int) -> Any:
+        """Render the metatile whose top-left tile is (mx, my); returns the Mapnik image."""
         import mapnik
 
+        n = min(self.metatile, 2**z)
         size = n * TILE_PX
         t0 = time.perf_counter()
         m = self._take_map()
