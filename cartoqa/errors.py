@@ -12,6 +12,7 @@ __all__ = [
     "CoordinateError",
     "DatasetError",
     "MissingDependencyError",
+    "ModelError",
     "RunStoreError",
 ]
 
@@ -30,6 +31,12 @@ class DatasetError(CartoqaError):
 
 class RunStoreError(CartoqaError):
     """A run store that cannot be opened, read or appended to."""
+
+
+class ModelError(CartoqaError):
+    """A model that cannot be loaded or cannot answer at all (bad spec, refused key, unknown
+    model): the run stops, keeping every response already stored.  A failure of one request
+    is not this: it is recorded with its sample and the run goes on."""
 
 
 class MissingDependencyError(CartoqaError, ImportError):

@@ -10,6 +10,7 @@ from .dataset import app as dataset_app
 from .demo import demo
 from .geo import app as geo_app
 from .maps import app as maps_app
+from .run import run
 
 app = typer.Typer(
     name="cartoqa",
@@ -22,6 +23,7 @@ app.add_typer(geo_app, name="geo")
 app.add_typer(dataset_app, name="dataset")
 app.add_typer(maps_app, name="maps")
 app.command()(demo)
+app.command()(run)
 
 
 def _version(value: bool) -> None:

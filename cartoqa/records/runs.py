@@ -37,7 +37,11 @@ class RunRecord(BaseModel):
     output_tokens: int | None = Field(default=None, ge=0)
     """Completion tokens, where the model reports them."""
     attempt: int = Field(default=1, ge=1)
-    """1 for the first try of this sample; higher after failed tries."""
+    """1 for the first record of this sample; higher after earlier records that failed."""
+    retries: int = Field(default=0, ge=0)
+    """Failed tries within this attempt that the adapter retried (429, 5xx, timeouts)."""
+    image_tokens: int | None = Field(default=None, ge=0)
+    """Prompt tokens the images took, where a local model reports them."""
     created_at: str = Field(default_factory=_now)
     """UTC time the record was written (ISO 8601)."""
 

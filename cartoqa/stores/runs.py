@@ -5,7 +5,8 @@ appending, under an exclusive lock.  A process killed at any instant leaves
 at worst a last line without its newline; the store drops that torn tail
 when it is opened again (and says so), so a resumed run loses no complete
 response and writes none twice.  Several processes may append to one store:
-each re-reads what the others wrote before it appends.
+each re-reads what the others wrote before it appends.  Threads of one process
+may share a store.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import hashlib
 import json
 import logging
 import os
+import threading
 from collections.abc import Iterator, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
@@ -58,8 +60,11 @@ class RunStore:
         self.durable = durable
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+        # flock excludes other processes; threads of this one share the descriptor's lock
+        self._thread_lock = threading.RLock()
         self._records: list[RunRecord] = []
         self._completed: set[str] = set()
+        self._counts: dict[str, int] = {}
         self._offset = 0
         self._lines = 0
         self.repaired_bytes = 0
@@ -122,7 +127,7 @@ class RunStore:
     # ------------------------------------------------------------ reading
 
     def _locked(self) -> _Lock:
-        return _Lock(self._fd)
+        return _Lock(self._fd, self._thread_lock)
 
     def _repair_tail(self) -> None:
         size = os.fstat(self._fd).st_size
@@ -166,6 +171,7 @@ class RunStore:
                         "the file was edited by hand or by another program"
                     ) from None
                 self._records.append(rec)
+                self._counts[rec.sample_id] = self._counts.get(rec.sample_id, 0) + 1
                 if rec.ok:
                     self._completed.add(rec.sample_id)
         self._offset += cut
@@ -201,7 +207,7 @@ class RunStore:
 
     def attempts(self, sample_id: str) -> int:
         """How many records this sample has (failed tries and the success)."""
-        return sum(1 for r in self._records if r.sample_id == sample_id)
+        return self._counts.get(sample_id, 0)
 
     # ------------------------------------------------------------ writing
 
@@ -222,6 +228,7 @@ class RunStore:
             self._offset += len(line)
             self._lines += 1
             self._records.append(record)
+            self._counts[record.sample_id] = self._counts.get(record.sample_id, 0) + 1
             if record.ok:
                 self._completed.add(record.sample_id)
         return True
@@ -243,11 +250,20 @@ class RunStore:
 
 
 class _Lock:
-    def __init__(self, fd: int) -> None:
+    def __init__(self, fd: int, thread_lock: threading.RLock) -> None:
         self.fd = fd
+        self.thread_lock = thread_lock
 
     def __enter__(self) -> None:
-        fcntl.flock(self.fd, fcntl.LOCK_EX)
+        self.thread_lock.acquire()
+        try:
+            fcntl.flock(self.fd, fcntl.LOCK_EX)
+        except BaseException:
+            self.thread_lock.release()
+            raise
 
     def __exit__(self, *exc: object) -> None:
-        fcntl.flock(self.fd, fcntl.LOCK_UN)
+        try:
+            fcntl.flock(self.fd, fcntl.LOCK_UN)
+        finally:
+            self.thread_lock.release()

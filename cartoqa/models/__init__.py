@@ -1,0 +1,32 @@
+"""Models: the ``Model`` protocol, adapters chosen by a spec string, and baselines.
+
+    model = load_model("openai:gpt-4o")           # or hf:..., vllm:..., oracle, random, ...
+    responses = model.generate([Request(id="q1", text="...", images=(path,))])
+
+Adapters: ``openai`` (any OpenAI-compatible server), ``anthropic`` and
+``google`` (the ``api`` extra), ``hf`` (transformers, the ``local`` extra),
+``vllm`` (the ``gpu`` extra); baselines ``oracle``, ``random``,
+``constant``.  ``cartoqa.runner`` runs a model over a dataset, resumably.
+"""
+
+from ._retry import RetryPolicy
+from ._spec import SPEC_FORMS, load_model
+from ._types import GenerationSettings, Model, Request, Response
+from .baselines import ConstantModel, OracleModel, RandomModel, random_answer
+from .prices import PRICES_PER_MTOK, price_for
+
+__all__ = [
+    "PRICES_PER_MTOK",
+    "SPEC_FORMS",
+    "ConstantModel",
+    "GenerationSettings",
+    "Model",
+    "OracleModel",
+    "RandomModel",
+    "Request",
+    "Response",
+    "RetryPolicy",
+    "load_model",
+    "price_for",
+    "random_answer",
+]

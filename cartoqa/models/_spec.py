@@ -1,0 +1,80 @@
+"""Model spec strings ("openai:gpt-4o", "hf:Qwen/...", "oracle") to models."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from cartoqa.errors import ModelError
+
+from ._retry import RetryPolicy
+from ._types import Model
+
+__all__ = ["SPEC_FORMS", "load_model"]
+
+SPEC_FORMS = (
+    "openai:MODEL (OPENAI_API_KEY), openai:MODEL@http://HOST:PORT/v1 (any OpenAI-compatible "
+    "server), anthropic:MODEL, google:MODEL, hf:HUB_ID_OR_FOLDER, vllm:HUB_ID_OR_FOLDER, "
+    "oracle, random[:SEED], constant:TEXT"
+)
+
+
+def load_model(
+    spec: str,
+    *,
+    retry: RetryPolicy | None = None,
+    api_key_env: str | None = None,
+    batch_size: int | None = None,
+    dtype: str = "auto",
+    device_map: str | None = None,
+    trust_remote_code: bool = False,
+) -> Model:
+    """Make the model a spec names; the keyword options go to the adapters that take them."""
+    provider, sep, rest = spec.partition(":")
+    if provider == "oracle" and not sep:
+        from .baselines import OracleModel
+
+        return OracleModel()
+    if provider == "random":
+        from .baselines import RandomModel
+
+        try:
+            return RandomModel(int(rest) if rest else 0)
+        except ValueError:
+            raise ModelError(f"random:{rest} needs an integer seed, e.g. random:7") from None
+    if provider == "constant" and sep:
+        from .baselines import ConstantModel
+
+        return ConstantModel(rest)
+    if not sep or not rest:
+        raise ModelError(f"model spec {spec!r} is not one of: {SPEC_FORMS}")
+    keys: dict[str, Any] = {"api_key_env": api_key_env} if api_key_env else {}
+    if provider == "openai":
+        from .openai_api import OpenAIModel
+
+        name, at, url = rest.rpartition("@")
+        if at and url.startswith(("http://", "https://")):
+            return OpenAIModel(name, base_url=url, retry=retry, **keys)
+        return OpenAIModel(rest, retry=retry, **keys)
+    if provider == "anthropic":
+        from .anthropic_api import AnthropicModel
+
+        return AnthropicModel(rest, retry=retry, **keys)
+    if provider == "google":
+        from .google_api import GoogleModel
+
+        return GoogleModel(rest, retry=retry, **keys)
+    if provider == "hf":
+        from .hf_local import HFModel
+
+        return HFModel(
+            rest,
+            dtype=dtype,
+            device_map=device_map,
+            batch_size=batch_size or 4,
+            trust_remote_code=trust_remote_code,
+        )
+    if provider == "vllm":
+        from .vllm_local import VLLMModel
+
+        return VLLMModel(rest, batch_size=batch_size or 64, trust_remote_code=trust_remote_code)
+    raise ModelError(f"unknown model provider {provider!r} in {spec!r}; use one of: {SPEC_FORMS}")

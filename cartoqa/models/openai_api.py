@@ -1,0 +1,116 @@
+"""``openai:MODEL[@BASE_URL]``: any OpenAI-compatible chat completions server.
+
+OpenAI itself, vLLM's and SGLang's servers, OpenRouter, Ollama.  Images go
+as base64 data URIs.  The official ``openai`` SDK is used with its own
+retries off: this adapter retries 429, 5xx, timeouts, dropped connections
+and malformed replies with exponential backoff and jitter, waiting at least
+what Retry-After says, and records a request as failed when the retries run
+out.  A refused key or an unknown model stops the run (every request would
+fail the same way).  The key comes from an environment variable
+(``OPENAI_API_KEY`` by default) and is never logged or stored.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ._api import APIModel, MalformedReplyError, api_key, status_failure
+from ._images import data_uri
+from ._retry import Failure, RetryPolicy, parse_retry_after
+from ._types import Request
+
+__all__ = ["OPENAI_URL", "OpenAIModel", "build_messages"]
+
+OPENAI_URL = "https://api.openai.com/v1"
+
+
+def build_messages(request: Request) -> list[dict[str, Any]]:
+    """The chat messages for one request: system, then the images and the text."""
+    messages: list[dict[str, Any]] = []
+    if request.system:
+        messages.append({"role": "system", "content": request.system})
+    if request.images:
+        content: list[dict[str, Any]] = [
+            {"type": "image_url", "image_url": {"url": data_uri(p)}} for p in request.images
+        ]
+        content.append({"type": "text", "text": request.text})
+        messages.append({"role": "user", "content": content})
+    else:
+        messages.append({"role": "user", "content": request.text})
+    return messages
+
+
+class OpenAIModel(APIModel):
+    """Chat completions from an OpenAI-compatible server."""
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        base_url: str | None = None,
+        api_key_env: str = "OPENAI_API_KEY",
+        retry: RetryPolicy | None = None,
+    ) -> None:
+        import openai
+
+        self.model = model
+        self.base_url = (base_url or OPENAI_URL).rstrip("/")
+        self.spec = f"openai:{model}" + (f"@{self.base_url}" if base_url else "")
+        self.key_env = api_key_env
+        self.retry = retry or RetryPolicy()
+        # a local server (a base URL was given) takes any key
+        key = api_key(api_key_env, self.spec, required=base_url is None) or "no-key"
+        self._official = self.base_url == OPENAI_URL
+        self._client = openai.OpenAI(
+            api_key=key, base_url=self.base_url, max_retries=0, timeout=self.retry.timeout_s
+        )
+
+    def _params(self, request: Request) -> dict[str, Any]:
+        s = request.settings
+        params: dict[str, Any] = {
+            "model": self.model,
+            "messages": build_messages(request),
+            "temperature": s.temperature,
+        }
+        # OpenAI's newer models take only max_completion_tokens; other servers know max_tokens
+        params["max_completion_tokens" if self._official else "max_tokens"] = s.max_tokens
+        if s.seed is not None:
+            params["seed"] = s.seed
+        return params
+
+    def _call(self, params: dict[str, Any]) -> tuple[str, int | None, int | None]:
+        completion = self._client.chat.completions.create(**params)
+        if not getattr(completion, "choices", None):
+            raise MalformedReplyError("the reply has no choices")
+        text = completion.choices[0].message.content
+        if text is None:
+            raise MalformedReplyError("the reply's first choice has no content")
+        usage = getattr(completion, "usage", None)
+        return (
+            text,
+            getattr(usage, "prompt_tokens", None),
+            getattr(usage, "completion_tokens", None),
+        )
+
+    def _classify(self, exc: BaseException) -> Failure:
+        import openai
+
+        if isinstance(exc, openai.APITimeoutError):
+            return Failure("retry", f"timeout: no reply within {self.retry.timeout_s:g} s")
+        if isinstance(exc, openai.APIConnectionError):
+            return Failure("retry", f"connection failed: {exc.__cause__ or exc}")
+        if isinstance(exc, openai.APIStatusError):
+            headers = exc.response.headers
+            after = parse_retry_after(headers.get("retry-after"))
+            ms = parse_retry_after(headers.get("retry-after-ms"))
+            if ms is not None:
+                after = ms / 1000
+            detail = f"HTTP {exc.status_code}: {str(exc.message)[:200]}"
+            return status_failure(exc.status_code, detail, self.key_env, after)
+        if isinstance(exc, openai.APIResponseValidationError | json.JSONDecodeError):
+            return Failure("retry", f"malformed reply: {str(exc)[:200]}")
+        return Failure("fail", f"{type(exc).__name__}: {str(exc)[:200]}")
+
+    def close(self) -> None:
+        self._client.close()

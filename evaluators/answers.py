@@ -1,0 +1,321 @@
+"""Answer formats: how each task's answer is written, read back, and matched exactly.
+
+``format_answer`` writes a ground truth the way a task's prompt asks the
+model to answer (the ``oracle`` baseline answers with it); ``parse_answer``
+reads a model's free text back into a value of the same kind; and
+``answer_matches`` says whether a parsed answer equals the truth.  The three
+agree by construction and by test, so an oracle run scores 100% end to end.
+Task families add their own metrics (SR^2, RMSE, F1, tolerance accuracy) on
+top of the parsed values.
+
+Formats, by ground-truth kind (a task may override: RLE's first line is the
+number; STMF name listing is one name a line):
+
+===============  =====================================================
+number           ``FINAL ANSWER: 1234.5 km``
+boolean          ``FINAL ANSWER: yes``
+choice           ``FINAL ANSWER: B``
+text             ``FINAL ANSWER: Paris``
+coordinate       ``FINAL ANSWER: 48.856600, 2.352200``
+values           ``FINAL ANSWER: {"easting": 448251.9, ...}``
+names            a JSON list, ``["Main Street", ""]``
+feature_table    a JSON object, ``{"bank": {"count": 2, "names": [...]}}``
+road_pair        ``{"road_1": "...", "road_2": "..."}``
+route            ``["blue", "turn left", "Main Street", ..., "red"]``
+indices          ``FINAL ANSWER: [0, 3, 7]``
+grouping         ``FINAL ANSWER: {"Europe": ["Paris", ...], ...}``
+===============  =====================================================
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import unicodedata
+from collections import Counter
+from collections.abc import Callable
+from typing import Any
+
+from cartoqa.geodesy import parse_coordinate
+from cartoqa.records import (
+    BooleanTruth,
+    ChoiceTruth,
+    CoordinateTruth,
+    FeatureTableTruth,
+    GroupingTruth,
+    IndicesTruth,
+    NamesTruth,
+    NumberTruth,
+    RoadPairTruth,
+    RouteTruth,
+    Sample,
+    TextTruth,
+    ValuesTruth,
+)
+
+from .numeric import AnswerParseError, final_answer_text, parse_number
+
+__all__ = [
+    "ANSWER_FORMATTERS",
+    "answer_matches",
+    "format_answer",
+    "normalise_name",
+    "parse_answer",
+    "parse_sample_answer",
+    "score_response",
+]
+
+
+def _num(x: float) -> str:
+    """A float written in full, without exponent or trailing zeros."""
+    if float(x).is_integer():
+        return str(int(x))
+    return f"{x:.9f}".rstrip("0").rstrip(".")
+
+
+def _final(body: str) -> str:
+    return f"FINAL ANSWER: {body}"
+
+
+def _format_kind(truth: Any) -> str:
+    if isinstance(truth, NumberTruth):
+        return _final(_num(truth.value) + (f" {truth.unit}" if truth.unit else ""))
+    if isinstance(truth, BooleanTruth):
+        return _final("yes" if truth.value else "no")
+    if isinstance(truth, ChoiceTruth):
+        return _final(truth.answer)
+    if isinstance(truth, TextTruth):
+        return _final(truth.answer)
+    if isinstance(truth, CoordinateTruth):
+        return _final(f"{truth.lat:.6f}, {truth.lon:.6f}")
+    if isinstance(truth, ValuesTruth):
+        return _final(json.dumps(truth.values))
+    if isinstance(truth, NamesTruth):
+        return json.dumps(truth.names, ensure_ascii=False)
+    if isinstance(truth, FeatureTableTruth):
+        table = {k: {"count": v.count, "names": v.names} for k, v in truth.features.items()}
+        return json.dumps(table, ensure_ascii=False)
+    if isinstance(truth, RoadPairTruth):
+        return json.dumps({"road_1": truth.road_1, "road_2": truth.road_2}, ensure_ascii=False)
+    if isinstance(truth, RouteTruth):
+        return json.dumps(truth.steps, ensure_ascii=False)
+    if isinstance(truth, IndicesTruth):
+        return _final(json.dumps(truth.indices))
+    if isinstance(truth, GroupingTruth):
+        return _final(json.dumps(truth.groups, ensure_ascii=False))
+    raise TypeError(f"no answer format for ground truth {type(truth).__name__}")
+
+
+def _format_rle(sample: Sample) -> str:
+    truth = sample.ground_truth
+    assert isinstance(truth, NumberTruth)
+    return f"{_num(truth.value)} {truth.unit}\nMeasured along the path against the scale bar."
+
+
+def _format_lines(sample: Sample) -> str:
+    truth = sample.ground_truth
+    assert isinstance(truth, NamesTruth)
+    return "\n".join(n if n else '""' for n in truth.names) or "none"
+
+
+#: task -> how its prompt asks for the answer, where that differs from the kind's format
+ANSWER_FORMATTERS: dict[str, Callable[[Sample], str]] = {
+    "rle": _format_rle,
+    "stmf_names": _format_lines,
+}
+
+
+def format_answer(sample: Sample) -> str:
+    """The sample's ground truth written as its task asks a model to answer."""
+    custom = ANSWER_FORMATTERS.get(sample.task)
+    return custom(sample) if custom else _format_kind(sample.ground_truth)
+
+
+# ------------------------------------------------------------------ parsing
+
+_YES = {"yes", "y", "true", "present", "yes."}
+_NO = {"no", "n", "false", "absent", "none", "no."}
+_LETTER = re.compile(r"^\(?\s*(?:option\s+)?([A-Za-z])\s*(?:[).:\]]|$|\s)", re.IGNORECASE)
+
+
+def _json_value(text: str, opener: str) -> Any:
+    """The last top-level JSON value starting with ``opener`` ("[" or "{") in ``text``
+    (values nested inside another are skipped over, so a table's inner objects never win)."""
+    closer = "]" if opener == "[" else "}"
+    decoder = json.JSONDecoder()
+    found, i = [], text.find(opener)
+    while i >= 0:
+        try:
+            value, end = decoder.raw_decode(text, i)
+        except json.JSONDecodeError:
+            i = text.find(opener, i + 1)
+            continue
+        found.append(value)
+        i = text.find(opener, end)
+    if found:
+        return found[-1]
+    # a bare bracket list as CartoMapQA's prompt writes it: [blue, turn left, Main St, red]
+    if opener == "[":
+        m = re.findall(r"\[([^\[\]]*)\]", text)
+        if m:
+            return [p.strip().strip("'\"") for p in m[-1].split(",")]
+    raise AnswerParseError(f"no JSON {opener}...{closer} in {text[:80]!r}")
+
+
+def _strip_bullet(line: str) -> str:
+    line = re.sub(r"^\s*(?:[-*•]|\d+[.)])\s+", "", line).strip()
+    return "" if line in ('""', "''") else line
+
+
+def _lines(text: str) -> list[str]:
+    lines = [ln for ln in text.strip().splitlines() if ln.strip()]
+    if len(lines) == 1 and lines[0].strip().lower() in {"none", "no names", "[]"}:
+        return []
+    return [_strip_bullet(ln) for ln in lines]
+
+
+def parse_answer(kind: str, response: str) -> Any:
+    """Read a value of ground-truth ``kind`` out of a model's response.
+
+    Raises ``AnswerParseError`` when the response holds no such value.
+    """
+    if not response or not response.strip():
+        raise AnswerParseError("the answer is empty")
+    if kind == "number":
+        return parse_number(final_answer_text(response))
+    if kind == "boolean":
+        word = re.split(r"[\s,.;:!]+", final_answer_text(response).lower().strip())[0]
+        if word in _YES:
+            return True
+        if word in _NO:
+            return False
+        raise AnswerParseError(f"neither yes nor no: {final_answer_text(response)[:80]!r}")
+    if kind == "choice":
+        m = _LETTER.match(final_answer_text(response))
+        if not m:
+            raise AnswerParseError(f"no option letter in {final_answer_text(response)[:80]!r}")
+        return m.group(1).upper()
+    if kind == "text":
+        return final_answer_text(response)
+    if kind == "coordinate":
+        try:
+            return parse_coordinate(final_answer_text(response))
+        except ValueError as exc:
+            raise AnswerParseError(str(exc)) from None
+    if kind in ("values", "grouping", "feature_table", "road_pair"):
+        value = _json_value(response, "{")
+        if not isinstance(value, dict):
+            raise AnswerParseError(f"expected a JSON object, got {value!r:.80}")
+        return value
+    if kind in ("names", "route", "indices"):
+        if kind == "names" and "[" not in response:
+            return _lines(response.split(":", 1)[1] if _is_final(response) else response)
+        value = _json_value(response, "[")
+        if not isinstance(value, list):
+            raise AnswerParseError(f"expected a JSON list, got {value!r:.80}")
+        return value
+    raise AnswerParseError(f"no parser for ground-truth kind {kind!r}")
+
+
+def _is_final(response: str) -> bool:
+    return bool(re.match(r"\s*final\s+answer\s*:", response, re.IGNORECASE))
+
+
+def parse_sample_answer(sample: Sample, response: str) -> Any:
+    """``parse_answer`` for the sample's kind, with its task's own layout where it has one."""
+    if sample.task == "rle":  # the first line holds the number
+        first = response.strip().splitlines()[0] if response.strip() else ""
+        return parse_number(final_answer_text(first))
+    return parse_answer(sample.ground_truth.kind, response)
+
+
+# ------------------------------------------------------------------ matching
+
+
+def normalise_name(name: str) -> str:
+    """Case, accents' composed form, spacing and surrounding punctuation made uniform."""
+    text = unicodedata.normalize("NFC", name).casefold().strip().strip(".\"'`")
+    return re.sub(r"\s+", " ", text)
+
+
+def _close(a: Any, b: float, tol: float) -> bool:
+    try:
+        a = float(a)
+    except (TypeError, ValueError):
+        return False
+    return math.isfinite(a) and abs(a - b) <= max(tol, 1e-9 * abs(b))
+
+
+def answer_matches(truth: Any, parsed: Any) -> bool:
+    """Exact agreement of a parsed answer with the truth (numbers to 1e-9 relative, or the
+    truth's own tolerances; names after ``normalise_name``; road pairs in either order)."""
+    if isinstance(truth, NumberTruth):
+        value = parsed.value
+        if parsed.unit and truth.unit and parsed.unit != truth.unit:
+            if parsed.unit not in truth.equivalents:
+                return False
+            return _close(value, truth.equivalents[parsed.unit], 0.0)
+        return _close(value, truth.value, 0.0)
+    if isinstance(truth, BooleanTruth):
+        return parsed is truth.value
+    if isinstance(truth, ChoiceTruth):
+        return parsed == truth.answer
+    if isinstance(truth, TextTruth):
+        return normalise_name(parsed) in {
+            normalise_name(t) for t in [truth.answer, *truth.accepted]
+        }
+    if isinstance(truth, CoordinateTruth):
+        return _close(parsed[0], truth.lat, 1e-6) and _close(parsed[1], truth.lon, 1e-6)
+    if isinstance(truth, ValuesTruth):
+        return set(parsed) == set(truth.values) and all(
+            _close(parsed[k], v, truth.tolerances.get(k, 0.0)) for k, v in truth.values.items()
+        )
+    if isinstance(truth, NamesTruth):
+        return _names(parsed) == _names(truth.names)
+    if isinstance(truth, FeatureTableTruth):
+        if set(parsed) != set(truth.features):
+            return False
+        return all(
+            isinstance(parsed[k], dict)
+            and parsed[k].get("count") == v.count
+            and _names(parsed[k].get("names", [])) == _names(v.names)
+            for k, v in truth.features.items()
+        )
+    if isinstance(truth, RoadPairTruth):
+        got = {
+            normalise_name(str(parsed.get("road_1", ""))),
+            normalise_name(str(parsed.get("road_2", ""))),
+        }
+        return got == {normalise_name(truth.road_1), normalise_name(truth.road_2)}
+    if isinstance(truth, RouteTruth):
+        return [normalise_name(str(s)) for s in parsed] == [normalise_name(s) for s in truth.steps]
+    if isinstance(truth, IndicesTruth):
+        return sorted(parsed) == sorted(truth.indices)
+    if isinstance(truth, GroupingTruth):
+        return {normalise_name(k): _names(v) for k, v in parsed.items()} == {
+            normalise_name(k): _names(v) for k, v in truth.groups.items()
+        }
+    raise TypeError(f"no matcher for ground truth {type(truth).__name__}")
+
+
+def _names(names: Any) -> Counter[str]:
+    if not isinstance(names, list):
+        return Counter({"<not a list>": 1})
+    return Counter(normalise_name(str(n)) for n in names)
+
+
+def score_response(sample: Sample, response: str | None) -> tuple[bool, str | None]:
+    """(correct, why not) for one response: parse it for the sample's task and match it
+    exactly.  An unanswered or unreadable response is wrong, with the reason."""
+    if response is None:
+        return False, "no response"
+    try:
+        parsed = parse_sample_answer(sample, response)
+    except AnswerParseError as exc:
+        return False, f"unreadable: {exc}"
+    try:
+        ok = answer_matches(sample.ground_truth, parsed)
+    except (AttributeError, TypeError, KeyError, IndexError) as exc:
+        return False, f"wrong shape: {exc}"
+    return ok, None if ok else "wrong"

@@ -1,0 +1,10 @@
+import pytest
+
+from cartoqa.testing.fake_openai import FakeOpenAIServer
+
+
+@pytest.fixture
+def fake_server():
+    """A real HTTP server on 127.0.0.1 speaking the OpenAI chat API (not a model)."""
+    with FakeOpenAIServer() as server:
+        yield server
