@@ -64,22 +64,32 @@ class HFModel:
             self.processor = transformers.AutoProcessor.from_pretrained(
                 model_id, trust_remote_code=trust_remote_code
             )
+            if not isinstance(self.processor, transformers.ProcessorMixin):
+                # AutoProcessor falls back to the bare tokenizer when it finds no processor: the
+                # images would be dropped without a word and the model would answer blind
+                raise ModelError(
+                    f"{model_id!r} loaded a {type(self.processor).__name__}, not a multimodal "
+                    "processor: images would never reach the model. Is it a vision-language model "
+                    "with its processor files (processor_config.json / preprocessor_config.json)?"
+                )
+            # one device: load and move (no accelerate needed); "auto" and friends spread a big
+            # model over the GPUs through accelerate
+            single = device_map == "cpu" or device_map.startswith("cuda")
             self.model = transformers.AutoModelForImageTextToText.from_pretrained(
-                model_id, dtype=dtype, device_map=device_map, trust_remote_code=trust_remote_code
+                model_id,
+                dtype=dtype,
+                device_map=None if single else device_map,
+                trust_remote_code=trust_remote_code,
             ).eval()
+            if single:
+                self.model.to(device_map)
+        except ImportError as exc:  # accelerate for device_map="auto"
+            raise ModelError(f"{exc} (or pass --device-map cpu / cuda)") from None
         except OSError as exc:
             raise ModelError(
                 f"cannot load {model_id!r}: {str(exc).splitlines()[0][:300]} (give a local folder, "
                 "or a hub id with network access or a filled Hugging Face cache)"
             ) from None
-        if not isinstance(self.processor, transformers.ProcessorMixin):
-            # AutoProcessor falls back to the bare tokenizer when it finds no processor: the
-            # images would be dropped without a word and the model would answer blind
-            raise ModelError(
-                f"{model_id!r} loaded a {type(self.processor).__name__}, not a multimodal "
-                "processor: images would never reach the model. Is it a vision-language model "
-                "with its processor files (processor_config.json / preprocessor_config.json)?"
-            )
         tokenizer = self.processor.tokenizer
         tokenizer.padding_side = "left"
         self._pad_id = tokenizer.pad_token_id

@@ -1,6 +1,11 @@
+import os
+
 import pytest
 
 from cartoqa.testing.fake_openai import FakeOpenAIServer
+
+# no model hub is reachable from tests: transformers must not try it
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 
 @pytest.fixture
