@@ -134,8 +134,9 @@ def format_answer(sample: Sample) -> str:
 
 # ------------------------------------------------------------------ parsing
 
-_YES = {"yes", "y", "true", "present", "yes."}
-_NO = {"no", "n", "false", "absent", "none", "no."}
+_YES = {"yes", "true", "present"}
+_NO = {"no", "false", "absent"}
+_YES_NO = re.compile(r"^\s*(yes|no|true|false|present|absent)\s*(?:$|[.,;:!)\-\u2014])")
 _LETTER = re.compile(r"^\(?\s*(?:option\s+)?([A-Za-z])\s*(?:[).:\]]|$|\s)", re.IGNORECASE)
 
 
@@ -185,10 +186,11 @@ def parse_answer(kind: str, response: str) -> Any:
     if kind == "number":
         return parse_number(final_answer_text(response))
     if kind == "boolean":
-        word = re.split(r"[\s,.;:!]+", final_answer_text(response).lower().strip())[0]
-        if word in _YES:
+        # the word alone, or followed by punctuation: "No.", "yes, two", not "no idea"
+        m = _YES_NO.match(final_answer_text(response).lower())
+        if m and m.group(1) in _YES:
             return True
-        if word in _NO:
+        if m and m.group(1) in _NO:
             return False
         raise AnswerParseError(f"neither yes nor no: {final_answer_text(response)[:80]!r}")
     if kind == "choice":

@@ -105,6 +105,7 @@ def run(
     from cartoqa.models import GenerationSettings, RetryPolicy, load_model
     from cartoqa.runner import open_run_store, run_model, select_samples
     from cartoqa.stores import load_dataset
+    from evaluators.answers import score_response
 
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     console = Console(stderr=True)
@@ -159,6 +160,10 @@ def run(
                     price=cost,
                     on_record=lambda rec: bar.advance(task) if rec.ok else None,
                 )
+            latest = store.latest()
+            correct = sum(
+                score_response(s, latest[s.id].response)[0] for s in chosen if s.id in latest
+            )
     except CartoqaError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None
@@ -166,6 +171,10 @@ def run(
         m.close()
 
     _print_summary(Console(), summary)
+    Console().print(
+        f"exact match: {correct}/{len(chosen)} "
+        "(evaluators.answers; each task family adds its own metrics)"
+    )
     if summary.stopped:
         typer.echo(f"run stopped: {summary.stopped}", err=True)
         raise typer.Exit(130 if summary.stopped.startswith("interrupted") else 1)

@@ -62,6 +62,16 @@ def test_a_run_resumes_where_it_stopped(tmp_path):
     assert second.skipped == first.answered and second.answered == 40 - first.answered
 
 
+def test_cli_oracle_run_scores_every_kind_exactly(tmp_path):
+    ds = kinds_dataset(tmp_path / "ds", copies=2)
+    args = ["run", str(ds.path), "-m", "oracle", "--runs-dir", str(tmp_path / "r"), "--no-progress"]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    assert f"exact match: {len(ds)}/{len(ds)}" in result.output
+    result = CliRunner().invoke(app, [*args[:3], "constant:no idea", *args[4:]])
+    assert f"exact match: 0/{len(ds)}" in result.output
+
+
 def test_different_settings_make_a_separate_store(tmp_path):
     ds = text_dataset(tmp_path / "ds", 3)
     for t in (0.0, 0.7):

@@ -65,8 +65,10 @@ def test_choice_letters_in_the_ways_models_write_them(text, letter):
 def test_yes_no_reads_the_word_not_a_prefix():
     assert parse_answer("boolean", "FINAL ANSWER: No.") is False
     assert parse_answer("boolean", "FINAL ANSWER: **yes**") is True
-    with pytest.raises(AnswerParseError):
-        parse_answer("boolean", "FINAL ANSWER: north of the river")
+    assert parse_answer("boolean", "FINAL ANSWER: Yes, there are two.") is True
+    for unclear in ("north of the river", "no idea", "not sure", "none"):
+        with pytest.raises(AnswerParseError):
+            parse_answer("boolean", f"FINAL ANSWER: {unclear}")
 
 
 def test_numbers_in_another_unit_match_the_equivalent():
