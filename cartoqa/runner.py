@@ -202,8 +202,11 @@ def run_model(
     except KeyboardInterrupt:
         stop.set()
         summary.stopped = "interrupted; run the same command again to resume"
+        # give requests in flight a moment to land; one still waiting on a slow server is
+        # abandoned (its sample is asked again on resume)
+        deadline = time.monotonic() + 5
         for t in threads:
-            t.join()
+            t.join(max(0.0, deadline - time.monotonic()))
     summary.wall_s = time.perf_counter() - t0
     if errors:
         exc = errors[0]

@@ -24,6 +24,7 @@ from rich.text import Text
 from cartoqa.errors import CartoqaError
 
 if TYPE_CHECKING:
+    from cartoqa.records import RunRecord
     from cartoqa.runner import RunSummary
 
 __all__ = ["run"]
@@ -150,6 +151,15 @@ def run(
             )
             with bar:
                 task = bar.add_task(m.spec, total=len(chosen), completed=done_before)
+                failures = []
+
+                def on_record(rec: RunRecord) -> None:
+                    if rec.ok:
+                        bar.advance(task)
+                    else:
+                        failures.append(rec.sample_id)
+                        bar.update(task, description=f"{m.spec} ({len(failures)} failed)")
+
                 summary = run_model(
                     ds,
                     m,
@@ -158,7 +168,7 @@ def run(
                     samples=chosen,
                     concurrency=concurrency,
                     price=cost,
-                    on_record=lambda rec: bar.advance(task) if rec.ok else None,
+                    on_record=on_record,
                 )
             latest = store.latest()
             correct = sum(

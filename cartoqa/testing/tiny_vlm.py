@@ -1,4 +1,4 @@
-"""A tiny, randomly initialised Qwen2-VL, built offline, for tests of the ``hf`` adapter.
+"""Tiny, randomly initialised VLMs (Qwen2-VL, LLaVA), built offline, for tests of ``hf``.
 
 No model hub is reachable in CI, so this builds a real transformers
 image-text-to-text model from a config (about 0.2 M parameters, two text
@@ -16,7 +16,7 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
-__all__ = ["IMAGE_PAD", "build_tiny_qwen2vl"]
+__all__ = ["IMAGE_PAD", "build_tiny_llava", "build_tiny_qwen2vl"]
 
 IMAGE_PAD = "<|image_pad|>"
 _SPECIAL = [
@@ -61,16 +61,18 @@ def _corpus(seed: int) -> list[str]:
     return lines
 
 
-def _tokenizer(seed: int):
+def _tokenizer(seed: int, special: list[str] | None = None):
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
     from transformers import PreTrainedTokenizerFast
+
+    special = special or _SPECIAL
 
     tok = Tokenizer(models.BPE())
     tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tok.decoder = decoders.ByteLevel()
     trainer = trainers.BpeTrainer(
         vocab_size=512,
-        special_tokens=_SPECIAL,
+        special_tokens=special,
         initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
         show_progress=False,
     )
@@ -79,7 +81,7 @@ def _tokenizer(seed: int):
         tokenizer_object=tok,
         eos_token="<|im_end|>",
         pad_token="<|endoftext|>",
-        additional_special_tokens=_SPECIAL[1:],
+        additional_special_tokens=[t for t in special if t not in ("<|endoftext|>", "<|im_end|>")],
         padding_side="left",
         model_max_length=32768,
     )
@@ -154,6 +156,85 @@ def build_tiny_qwen2vl(folder: str | Path, *, seed: int = 0, max_pixels: int = 4
         tokenizer=tokenizer,
         video_processor=video_processor,
         chat_template=CHAT_TEMPLATE,
+    )
+    folder.mkdir(parents=True, exist_ok=True)
+    model.save_pretrained(folder)
+    processor.save_pretrained(folder)
+    return folder
+
+
+LLAVA_IMAGE = "<image>"
+LLAVA_CHAT_TEMPLATE = (
+    "{% for message in messages %}"
+    "<|im_start|>{{ message['role'] }}\n"
+    "{% if message['content'] is string %}{{ message['content'] }}"
+    "{% else %}{% for item in message['content'] %}"
+    "{% if item['type'] == 'image' %}<image>\n"
+    "{% elif item['type'] == 'text' %}{{ item['text'] }}{% endif %}"
+    "{% endfor %}{% endif %}<|im_end|>\n"
+    "{% endfor %}"
+    "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
+)
+
+
+def build_tiny_llava(folder: str | Path, *, seed: int = 0) -> Path:
+    """Build and save a tiny random LLaVA (CLIP vision tower, Llama text model): every image
+    becomes 256 image tokens (224 px, patch 14, the CLS token dropped)."""
+    import torch
+    from transformers import (
+        CLIPImageProcessor,
+        LlavaConfig,
+        LlavaForConditionalGeneration,
+        LlavaProcessor,
+    )
+
+    folder = Path(folder)
+    special = ["<|endoftext|>", "<|im_start|>", "<|im_end|>", LLAVA_IMAGE]
+    tokenizer = _tokenizer(seed, special)
+    ids = {t: tokenizer.convert_tokens_to_ids(t) for t in special}
+    config = LlavaConfig(
+        vision_config={
+            "model_type": "clip_vision_model",
+            "hidden_size": 32,
+            "intermediate_size": 64,
+            "num_hidden_layers": 2,
+            "num_attention_heads": 2,
+            "image_size": 224,
+            "patch_size": 14,
+        },
+        text_config={
+            "model_type": "llama",
+            "vocab_size": len(tokenizer),
+            "hidden_size": 64,
+            "intermediate_size": 128,
+            "num_hidden_layers": 2,
+            "num_attention_heads": 4,
+            "num_key_value_heads": 2,
+            "max_position_embeddings": 2048,
+            "bos_token_id": None,
+            "eos_token_id": ids["<|im_end|>"],
+            "pad_token_id": ids["<|endoftext|>"],
+        },
+        image_token_index=ids[LLAVA_IMAGE],
+        image_seq_length=256,
+        vision_feature_select_strategy="default",
+        vision_feature_layer=-1,
+    )
+    torch.manual_seed(seed)
+    model = LlavaForConditionalGeneration(config).eval()
+    model.generation_config.eos_token_id = ids["<|im_end|>"]
+    model.generation_config.pad_token_id = ids["<|endoftext|>"]
+    image_processor = CLIPImageProcessor(
+        size={"shortest_edge": 224}, crop_size={"height": 224, "width": 224}
+    )
+    processor = LlavaProcessor(
+        image_processor=image_processor,
+        tokenizer=tokenizer,
+        patch_size=14,
+        vision_feature_select_strategy="default",
+        num_additional_image_tokens=1,
+        chat_template=LLAVA_CHAT_TEMPLATE,
+        image_token=LLAVA_IMAGE,
     )
     folder.mkdir(parents=True, exist_ok=True)
     model.save_pretrained(folder)

@@ -13,7 +13,7 @@ from typer.testing import CliRunner  # noqa: E402
 from cartoqa.cli import app  # noqa: E402
 from cartoqa.errors import ModelError  # noqa: E402
 from cartoqa.models import GenerationSettings, Request, load_model  # noqa: E402
-from cartoqa.testing.tiny_vlm import build_tiny_qwen2vl  # noqa: E402
+from cartoqa.testing.tiny_vlm import build_tiny_llava, build_tiny_qwen2vl  # noqa: E402
 from tests.cartoqa.model_data import kinds_dataset, png  # noqa: E402
 
 SETTINGS = GenerationSettings(max_tokens=6)
@@ -65,6 +65,23 @@ def test_an_image_reaches_the_model_and_text_comes_back(tiny, images):
     assert r.input_tokens > r.image_tokens
     [t] = model.generate([Request(id="b", text="No image here.", settings=SETTINGS)])
     assert t.ok and t.image_tokens == 0
+
+
+def test_a_llava_style_model_runs_through_the_same_path(tmp_path, images):
+    folder = build_tiny_llava(tmp_path / "tiny-llava", seed=0)
+    model = load_model(f"hf:{folder}", device_map="cpu", batch_size=2)
+    seen = []
+    model.model.model.vision_tower.register_forward_hook(
+        lambda mod, args, out: seen.append(tuple(args[0].shape))
+    )
+    reqs = [
+        Request(id=str(i), text=f"Question {i} about the map?", images=(p,), settings=SETTINGS)
+        for i, p in enumerate(images)
+    ]
+    together = model.generate(reqs)
+    assert seen and seen[0][-2:] == (224, 224)  # both images, resized by the CLIP processor
+    assert [r.image_tokens for r in together] == [256, 256]  # (224 / 14)^2, CLS dropped
+    assert [r.text for r in together] == [model.generate([r])[0].text for r in reqs]
 
 
 def test_a_batch_gives_what_each_request_gives_alone(tiny, images):
