@@ -28,19 +28,26 @@ _SPECIAL = [
     "<|vision_end|>",
     "<|video_pad|>",
 ]
-# ChatML, as Qwen2-VL's own template writes it: each image becomes vision_start, one
-# image_pad (the processor widens it to the image's token count) and vision_end
-CHAT_TEMPLATE = (
-    "{% for message in messages %}"
-    "<|im_start|>{{ message['role'] }}\n"
-    "{% if message['content'] is string %}{{ message['content'] }}"
-    "{% else %}{% for item in message['content'] %}"
-    "{% if item['type'] == 'image' %}<|vision_start|><|image_pad|><|vision_end|>"
-    "{% elif item['type'] == 'text' %}{{ item['text'] }}{% endif %}"
-    "{% endfor %}{% endif %}<|im_end|>\n"
-    "{% endfor %}"
-    "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
-)
+
+
+def _chatml_template(image: str) -> str:
+    """A ChatML chat template that writes ``image`` for each image item."""
+    return (
+        "{% for message in messages %}"
+        "<|im_start|>{{ message['role'] }}\n"
+        "{% if message['content'] is string %}{{ message['content'] }}"
+        "{% else %}{% for item in message['content'] %}"
+        f"{{% if item['type'] == 'image' %}}{image}"
+        "{% elif item['type'] == 'text' %}{{ item['text'] }}{% endif %}"
+        "{% endfor %}{% endif %}<|im_end|>\n"
+        "{% endfor %}"
+        "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
+    )
+
+
+# as Qwen2-VL's own template writes it: each image becomes vision_start, one image_pad (the
+# processor widens it to the image's token count) and vision_end
+CHAT_TEMPLATE = _chatml_template("<|vision_start|><|image_pad|><|vision_end|>")
 
 
 _WORDS = (
@@ -85,6 +92,13 @@ def _tokenizer(seed: int, special: list[str] | None = None):
         padding_side="left",
         model_max_length=32768,
     )
+
+
+def _save(folder: Path, model: object, processor: object) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    model.save_pretrained(folder)  # type: ignore[attr-defined]
+    processor.save_pretrained(folder)  # type: ignore[attr-defined]
+    return folder
 
 
 def build_tiny_qwen2vl(folder: str | Path, *, seed: int = 0, max_pixels: int = 448 * 448) -> Path:
@@ -157,24 +171,11 @@ def build_tiny_qwen2vl(folder: str | Path, *, seed: int = 0, max_pixels: int = 4
         video_processor=video_processor,
         chat_template=CHAT_TEMPLATE,
     )
-    folder.mkdir(parents=True, exist_ok=True)
-    model.save_pretrained(folder)
-    processor.save_pretrained(folder)
-    return folder
+    return _save(folder, model, processor)
 
 
 LLAVA_IMAGE = "<image>"
-LLAVA_CHAT_TEMPLATE = (
-    "{% for message in messages %}"
-    "<|im_start|>{{ message['role'] }}\n"
-    "{% if message['content'] is string %}{{ message['content'] }}"
-    "{% else %}{% for item in message['content'] %}"
-    "{% if item['type'] == 'image' %}<image>\n"
-    "{% elif item['type'] == 'text' %}{{ item['text'] }}{% endif %}"
-    "{% endfor %}{% endif %}<|im_end|>\n"
-    "{% endfor %}"
-    "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
-)
+LLAVA_CHAT_TEMPLATE = _chatml_template("<image>\n")
 
 
 def build_tiny_llava(folder: str | Path, *, seed: int = 0) -> Path:
@@ -236,7 +237,4 @@ def build_tiny_llava(folder: str | Path, *, seed: int = 0) -> Path:
         chat_template=LLAVA_CHAT_TEMPLATE,
         image_token=LLAVA_IMAGE,
     )
-    folder.mkdir(parents=True, exist_ok=True)
-    model.save_pretrained(folder)
-    processor.save_pretrained(folder)
-    return folder
+    return _save(folder, model, processor)

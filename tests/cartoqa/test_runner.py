@@ -27,6 +27,17 @@ def store_lines(runs: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines()]
 
 
+def wait_for_lines(runs: Path, n: int, timeout_s: float = 60) -> None:
+    """Wait until the run store under ``runs`` holds at least ``n`` lines."""
+    deadline = time.time() + timeout_s
+    while time.time() < deadline:
+        files = list(runs.glob("*.jsonl"))
+        if files and files[0].read_bytes().count(b"\n") >= n:
+            return
+        time.sleep(0.005)
+    raise AssertionError(f"the run wrote fewer than {n} lines in {timeout_s} s")
+
+
 def test_tasks_and_limit_select_samples(tmp_path):
     ds = kinds_dataset(tmp_path / "ds", copies=3)
     assert {s.task for s in select_samples(ds, tasks=["srn", "mml"])} == {"srn", "mml"}
@@ -149,12 +160,7 @@ def test_cli_run_killed_with_sigkill_then_rerun_has_one_response_per_sample(tmp_
         kills = 0
         for stop_at in (10, 35):  # kill twice, at different depths
             proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-            deadline = time.time() + 60
-            while time.time() < deadline:
-                files = list(runs.glob("*.jsonl"))
-                if files and files[0].read_bytes().count(b"\n") >= stop_at:
-                    break
-                time.sleep(0.005)
+            wait_for_lines(runs, stop_at)
             os.kill(proc.pid, signal.SIGKILL)
             proc.wait()
             kills += proc.returncode == -signal.SIGKILL
@@ -169,3 +175,32 @@ def test_cli_run_killed_with_sigkill_then_rerun_has_one_response_per_sample(tmp_
     assert len(lines) == 80
     # the last run asked only for what was missing (plus nothing twice)
     assert len(server.log) - sent_before == 80 - partial
+
+
+def test_ctrl_c_stops_with_status_130_and_keeps_the_answers(tmp_path):
+    ds = text_dataset(tmp_path / "ds", 200)
+    runs = tmp_path / "runs"
+    with FakeOpenAIServer(latency_s=0.05) as server:
+        cmd = [
+            str(CARTOQA),
+            "run",
+            str(ds.path),
+            "--model",
+            f"openai:fake@{server.url}",
+            "--concurrency",
+            "2",
+            "--runs-dir",
+            str(runs),
+            "--no-progress",
+        ]
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        wait_for_lines(runs, 5)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=30)
+        assert proc.returncode == 130, err
+        assert "interrupted" in err and "resume" in err
+        kept = store_lines(runs)
+        assert 5 <= len(kept) < 200 and all(r["error"] is None for r in kept)
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+    assert sorted(r["sample_id"] for r in store_lines(runs)) == sorted(s.id for s in ds)
