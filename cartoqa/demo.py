@@ -19,7 +19,6 @@ Until the map tasks land this is the most complete pipeline cartoqa has:
 from __future__ import annotations
 
 import math
-import time
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -28,8 +27,11 @@ from pathlib import Path
 import numpy as np
 
 from cartoqa import __version__
+from cartoqa.errors import CartoqaError
 from cartoqa.geodesy import EARTH_RADIUS_KM, distance_km
-from cartoqa.records import Metadata, NumberTruth, Prompt, Provenance, RunRecord, Sample
+from cartoqa.models import FunctionModel, GenerationSettings
+from cartoqa.records import Metadata, NumberTruth, Prompt, Provenance, Sample
+from cartoqa.runner import open_run_store, run_model
 from cartoqa.stores import Dataset, DatasetWriter, RunStore, load_dataset
 from evaluators import AnswerParseError, final_answer_text, parse_number, within_tolerance
 
@@ -207,37 +209,24 @@ def run_demo(
             raise ValueError("different settings")
     except Exception:
         dataset = build_distance_dataset(ds_path, n=n, seed=seed)
-    store = RunStore.open(
-        out / "runs",
-        dataset_name=dataset.manifest.name,
-        dataset_sha256=dataset.manifest.samples_sha256,
-        model=DEMO_MODEL,
-        settings={"temperature": 0},
-    )
-    with store:
-        done = store.completed_ids()
-        answered = 0
-        for i, s in enumerate(dataset, start=1):
-            if s.id not in done:
-                t0 = time.perf_counter()
-                text = answer(s)
-                store.append(
-                    RunRecord(
-                        sample_id=s.id,
-                        model=DEMO_MODEL,
-                        response=text,
-                        latency_s=time.perf_counter() - t0,
-                    )
-                )
-                answered += 1
-            if on_progress:
-                on_progress(i, len(dataset))
+    model = FunctionModel(DEMO_MODEL, answer)
+    settings = GenerationSettings()
+    with open_run_store(out / "runs", dataset, DEMO_MODEL, settings) as store:
+        summary = run_model(
+            dataset,
+            model,
+            store,
+            settings=settings,
+            on_record=(lambda rec: on_progress(len(store), len(dataset))) if on_progress else None,
+        )
+        if summary.stopped:
+            raise CartoqaError(f"the demo run stopped: {summary.stopped}")
         table, acc, closeness = _score(dataset, store)
     return DemoResult(
         dataset=dataset,
         run_path=store.path,
-        answered_now=answered,
-        resumed=len(done),
+        answered_now=summary.answered,
+        resumed=summary.skipped,
         accuracy_by_band=table,
         accuracy=acc,
         one_minus_mape=closeness,

@@ -208,7 +208,9 @@ def run_model(
         for t in threads:
             t.join(max(0.0, deadline - time.monotonic()))
     summary.wall_s = time.perf_counter() - t0
-    if errors:
+    if errors and isinstance(errors[0], KeyboardInterrupt):
+        summary.stopped = "interrupted; run the same command again to resume"
+    elif errors:
         exc = errors[0]
         if not isinstance(exc, ModelError):
             log.error("runner thread failed", exc_info=exc)

@@ -6,19 +6,21 @@
 Adapters: ``openai`` (any OpenAI-compatible server), ``anthropic`` and
 ``google`` (the ``api`` extra), ``hf`` (transformers, the ``local`` extra),
 ``vllm`` (the ``gpu`` extra); baselines ``oracle``, ``random``,
-``constant``.  ``cartoqa.runner`` runs a model over a dataset, resumably.
+``constant``, and ``FunctionModel`` for a Python function.  ``cartoqa.runner``
+runs a model over a dataset, resumably.
 """
 
 from ._retry import RetryPolicy
 from ._spec import SPEC_FORMS, load_model
 from ._types import GenerationSettings, Model, Request, Response
-from .baselines import ConstantModel, OracleModel, RandomModel, random_answer
+from .baselines import ConstantModel, FunctionModel, OracleModel, RandomModel, random_answer
 from .prices import PRICES_PER_MTOK, price_for
 
 __all__ = [
     "PRICES_PER_MTOK",
     "SPEC_FORMS",
     "ConstantModel",
+    "FunctionModel",
     "GenerationSettings",
     "Model",
     "OracleModel",

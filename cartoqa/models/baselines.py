@@ -17,7 +17,7 @@ import math
 import random
 import re
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from cartoqa.errors import ModelError
@@ -39,7 +39,7 @@ from cartoqa.records import (
 
 from ._types import Request, Response
 
-__all__ = ["ConstantModel", "OracleModel", "RandomModel", "random_answer"]
+__all__ = ["ConstantModel", "FunctionModel", "OracleModel", "RandomModel", "random_answer"]
 
 #: task -> (low, high) of a random number in the truth's unit, where a task has a natural range
 _NUMBER_RANGES: dict[str, tuple[float, float]] = {
@@ -183,3 +183,20 @@ class ConstantModel(_Baseline):
 
     def _answer(self, request: Request) -> str:
         return self.text
+
+
+class FunctionModel(_Baseline):
+    """A Python function of the sample as a model: for your own baselines.
+
+    ``FunctionModel("baseline:flat-earth", answer_fn)``; ``batch_size`` sets how
+    many samples the runner hands over at once (1: each answer is stored before the next
+    is asked).
+    """
+
+    def __init__(self, spec: str, answer: Callable[[Sample], str], *, batch_size: int = 1):
+        self.spec = spec
+        self.answer = answer
+        self.batch_size = batch_size
+
+    def _answer(self, request: Request) -> str:
+        return self.answer(_sample(request, self.spec))

@@ -7,6 +7,7 @@ from typer.testing import CliRunner
 
 from cartoqa.cli import app
 from cartoqa.demo import answer_flat_earth, run_demo
+from cartoqa.errors import CartoqaError
 from cartoqa.geodesy import distance_km
 from cartoqa.stores import load_dataset
 
@@ -49,7 +50,7 @@ def test_demo_resumes_after_an_interruption(tmp_path):
             raise KeyboardInterrupt
         return answer_flat_earth(sample)
 
-    with pytest.raises(KeyboardInterrupt):
+    with pytest.raises(CartoqaError, match="interrupted"):
         run_demo(tmp_path, n=9, seed=1, answer=failing_after_four)
     r = run_demo(tmp_path, n=9, seed=1)
     assert r.resumed == 4 and r.answered_now == 5
