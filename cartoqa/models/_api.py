@@ -39,6 +39,9 @@ class APIModel:
 
     batch_size = 1
     thread_safe = True
+    max_concurrency = 8
+    """Requests in flight at once when ``generate`` gets several (the runner sends one per
+    call from ``--concurrency`` threads instead)."""
     spec: str
     retry: RetryPolicy
 
@@ -80,7 +83,12 @@ class APIModel:
         )
 
     def generate(self, requests: Sequence[Request]) -> list[Response]:
-        return [self._one(r) for r in requests]
+        if len(requests) <= 1 or self.max_concurrency <= 1:
+            return [self._one(r) for r in requests]
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(min(self.max_concurrency, len(requests))) as pool:
+            return list(pool.map(self._one, requests))
 
     def close(self) -> None:
         pass

@@ -122,6 +122,9 @@ class FakeOpenAIServer:
         self.answers = dict(answers or {})
         self.keep_log = keep_log
         self.log: list[LoggedRequest] = []
+        self.in_flight = 0
+        self.max_in_flight = 0
+        """The most requests the server was answering at one time."""
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._httpd = ThreadingHTTPServer(("127.0.0.1", port), self._handler())
@@ -201,6 +204,18 @@ class FakeOpenAIServer:
                 except (ValueError, KeyError, TypeError) as exc:
                     self._error(400, f"bad request: {exc}")
                     return
+                with server._lock:
+                    server.in_flight += 1
+                    server.max_in_flight = max(server.max_in_flight, server.in_flight)
+                try:
+                    self._answer_request(raw, body, text, system, images)
+                finally:
+                    with server._lock:
+                        server.in_flight -= 1
+
+            def _answer_request(
+                self, raw: bytes, body: dict, text: str, system: str | None, images: list[bytes]
+            ) -> None:
                 fault = server._fault_for(text)
                 if server.keep_log:
                     params = {k: v for k, v in body.items() if k != "messages"}

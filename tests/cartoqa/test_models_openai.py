@@ -170,3 +170,12 @@ def test_runner_stops_on_a_refused_key_and_keeps_what_was_answered(tmp_path, fak
         assert store.completed_ids() == {f"q-{i:04d}" for i in range(8)}
     assert summary.stopped and "refused the API key" in summary.stopped
     assert summary.answered == 8
+
+
+def test_a_batch_to_generate_is_sent_concurrently_and_answered_in_order(fake_server):
+    fake_server.latency_s = 0.2
+    model = model_for(fake_server)
+    texts = [f"question {i}" for i in range(6)]
+    out = model.generate([Request(id=str(i), text=t) for i, t in enumerate(texts)])
+    assert [r.text for r in out] == [FakeOpenAIServer.reply_for(t) for t in texts]
+    assert fake_server.max_in_flight > 1
