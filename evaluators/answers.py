@@ -99,7 +99,7 @@ def _format_kind(truth: Any) -> str:
     if isinstance(truth, RoadPairTruth):
         return json.dumps({"road_1": truth.road_1, "road_2": truth.road_2}, ensure_ascii=False)
     if isinstance(truth, RouteTruth):
-        return json.dumps(truth.steps, ensure_ascii=False)
+        return json.dumps(truth.steps, ensure_ascii=False)  # the network is for scoring only
     if isinstance(truth, IndicesTruth):
         return _final(json.dumps(truth.indices))
     if isinstance(truth, GroupingTruth):

@@ -36,10 +36,12 @@ from ._sphere import (
     initial_bearing_deg,
     interpolate,
 )
+from ._turns import TURN_ACTIONS, turn_action
 
 __all__ = [
     "EARTH_RADIUS_KM",
     "MAX_MERCATOR_LAT_DEG",
+    "TURN_ACTIONS",
     "BoundingBox",
     "UTMCoordinate",
     "bounding_box",
@@ -59,5 +61,6 @@ __all__ = [
     "to_dms",
     "to_utm",
     "to_web_mercator",
+    "turn_action",
     "utm_zone",
 ]

@@ -21,6 +21,8 @@ __all__ = [
     "IndicesTruth",
     "NamesTruth",
     "NumberTruth",
+    "RoadEdge",
+    "RoadNetwork",
     "RoadPairTruth",
     "RouteTruth",
     "TextTruth",
@@ -146,6 +148,37 @@ class RoadPairTruth(_Truth):
     """The other road's name."""
 
 
+class RoadEdge(_Truth):
+    """One directed stretch of a named road (drivable from ``u`` to ``v``)."""
+
+    u: int
+    """Start node."""
+    v: int
+    """End node."""
+    length_m: float = Field(ge=0)
+    """Length along the road."""
+    heading_start: float
+    """Heading leaving ``u`` along the road, degrees clockwise from north."""
+    heading_end: float
+    """Heading arriving at ``v``."""
+
+
+class RoadNetwork(_Truth):
+    """The named roads a map shows, enough to check any answered route for connectivity:
+    CartoMapQA's road dictionary and junction table."""
+
+    origin: int
+    """The graph node under the blue marker."""
+    destination: int
+    """The graph node under the red marker."""
+    nodes: dict[str, tuple[float, float]]
+    """Node id (as text) -> (lat, lon)."""
+    roads: dict[str, list[RoadEdge]]
+    """Road name -> its directed edges (a two-way street has one each way)."""
+    junctions: dict[str, list[int]]
+    """"road A|road B" (the two names sorted) -> the nodes where they meet."""
+
+
 class RouteTruth(_Truth):
     """Turn-by-turn steps: ["blue", action, road, action, road, ..., "red"]."""
 
@@ -153,6 +186,8 @@ class RouteTruth(_Truth):
     """Names this type of ground truth (pydantic picks the type by it)."""
     steps: list[str]
     """The route, starting with "blue" and ending with "red"."""
+    network: RoadNetwork | None = None
+    """The roads of the map, for scoring connectivity (None: connectivity cannot be scored)."""
 
     @model_validator(mode="after")
     def _ends(self) -> RouteTruth:

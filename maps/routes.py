@@ -1,0 +1,302 @@
+"""Shortest drivable routes and their turn-by-turn steps, as CartoMapQA's SRN task states them.
+
+A route is a path on the road graph (``maps.roads``), one-way streets
+respected.  Its steps are ``["blue", action, road, ..., action, road,
+"red"]``: consecutive edges on the same road merge into one leg; the action
+that starts each leg comes from the change of heading, the driver starting
+at the blue marker facing the top of the map (bearing 0).  The difference,
+clockwise from the old heading to the new one, is "continue straight" under
+40 or over 320 degrees, "turn right" under 140, "turn left" over 220, and
+"make a U-turn and continue straight" otherwise.  Headings come from the
+road geometry next to the junction (the first or last ``NEAR_M`` metres of
+the edge), not from the straight line between graph nodes, which can point
+anywhere on a curved street.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from cartoqa.errors import CartoqaError
+from cartoqa.geodesy import TURN_ACTIONS, distance_km, initial_bearing_deg, turn_action
+from cartoqa.records import RoadEdge, RoadNetwork
+
+__all__ = [
+    "ACTIONS",
+    "NEAR_M",
+    "Leg",
+    "Route",
+    "RouteError",
+    "edge_coords",
+    "end_bearings",
+    "road_network",
+    "route_from_nodes",
+    "shortest_route",
+]
+
+STRAIGHT = TURN_ACTIONS[0]
+ACTIONS = TURN_ACTIONS
+#: how far along the road (metres) a heading is measured from a junction
+NEAR_M = 15.0
+
+
+class RouteError(CartoqaError):
+    """No usable route: unreachable, an unnamed road on it, origin equal to destination."""
+
+    def __init__(self, reason: str, message: str) -> None:
+        super().__init__(message)
+        self.reason = reason
+        """A short code to count rejections by: unreachable, unnamed_road, same_node."""
+
+
+def edge_coords(graph: Any, u: int, v: int, k: int) -> list[tuple[float, float]]:
+    """The edge's shape as (lat, lon) points from u to v."""
+    d = graph.edges[u, v, k]
+    start = (graph.nodes[u]["y"], graph.nodes[u]["x"])
+    end = (graph.nodes[v]["y"], graph.nodes[v]["x"])
+    geom = d.get("geometry")
+    if geom is None:
+        return [start, end]
+    pts = [(lat, lon) for lon, lat in geom.coords]
+    # osmnx orients simplified geometry from u to v; make sure of it (a reversed two-way copy)
+    if _sq(pts[0], start) > _sq(pts[-1], start):
+        pts.reverse()
+    return pts
+
+
+def _sq(a: tuple[float, float], b: tuple[float, float]) -> float:
+    return (a[0] - b[0]) ** 2 + ((a[1] - b[1]) * math.cos(math.radians(a[0]))) ** 2
+
+
+def _point_along(pts: Sequence[tuple[float, float]], dist_m: float) -> tuple[float, float]:
+    """The point ``dist_m`` metres along a polyline (its end if it is shorter)."""
+    walked = 0.0
+    for a, b in itertools.pairwise(pts):
+        seg = float(distance_km(a[0], a[1], b[0], b[1])) * 1000
+        if seg > 0 and walked + seg >= dist_m:
+            t = (dist_m - walked) / seg
+            return (a[0] + t * (b[0] - a[0]), a[1] + t * (b[1] - a[1]))
+        walked += seg
+    return pts[-1]
+
+
+def end_bearings(pts: Sequence[tuple[float, float]], near_m: float = NEAR_M) -> tuple[float, float]:
+    """(heading leaving the first point, heading arriving at the last point), each measured
+    over the first or last ``near_m`` metres (or half the line when it is shorter)."""
+    length = sum(
+        float(distance_km(a[0], a[1], b[0], b[1])) * 1000 for a, b in itertools.pairwise(pts)
+    )
+    d = min(near_m, length / 2) if length > 0 else 0.0
+    head = _point_along(pts, d) if d > 0 else pts[-1]
+    tail = _point_along(list(reversed(pts)), d) if d > 0 else pts[0]
+    start = float(initial_bearing_deg(pts[0][0], pts[0][1], head[0], head[1]))
+    end = float(initial_bearing_deg(tail[0], tail[1], pts[-1][0], pts[-1][1]))
+    return start, end
+
+
+@dataclass(frozen=True)
+class Leg:
+    """Consecutive edges on one road."""
+
+    road: str | None
+    edges: tuple[tuple[int, int, int], ...]
+    length_m: float
+    heading_in: float
+    """Heading leaving the leg's first node, along the road."""
+    heading_out: float
+    """Heading arriving at the leg's last node."""
+
+    @property
+    def start(self) -> int:
+        return self.edges[0][0]
+
+    @property
+    def end(self) -> int:
+        return self.edges[-1][1]
+
+
+@dataclass(frozen=True)
+class Route:
+    """A route on the road graph with its legs and steps."""
+
+    nodes: tuple[int, ...]
+    edges: tuple[tuple[int, int, int], ...]
+    legs: tuple[Leg, ...]
+    length_m: float
+    steps: tuple[str, ...]
+    """["blue", action, road, ..., "red"]."""
+
+    @property
+    def turns(self) -> int:
+        """Actions other than "continue straight" after the first one."""
+        actions = self.steps[1:-1:2]
+        return sum(1 for a in actions[1:] if a != STRAIGHT)
+
+    def coords(self, graph: Any) -> list[tuple[float, float]]:
+        """The route's shape, (lat, lon), along the road geometry."""
+        pts: list[tuple[float, float]] = []
+        for u, v, k in self.edges:
+            c = edge_coords(graph, u, v, k)
+            pts.extend(c if not pts else c[1:])
+        return pts
+
+
+def _best_edge(graph: Any, u: int, v: int) -> int:
+    data = graph.get_edge_data(u, v)
+    if not data:
+        raise RouteError("not_a_path", f"no road from node {u} to node {v}")
+    return min(data, key=lambda k: data[k].get("length", math.inf))
+
+
+def route_from_nodes(graph: Any, nodes: Sequence[int], *, require_names: bool = True) -> Route:
+    """The route through ``nodes`` (consecutive ones joined by a road, the shortest parallel one),
+    with its legs and steps.  An unnamed road on it raises ``RouteError("unnamed_road")``
+    unless ``require_names`` is False (its steps then say "unnamed road")."""
+    if len(nodes) < 2:
+        raise RouteError("same_node", "a route needs two different nodes")
+    edges = tuple((u, v, _best_edge(graph, u, v)) for u, v in itertools.pairwise(nodes))
+    legs: list[Leg] = []
+    group: list[tuple[int, int, int]] = []
+    road: str | None = None
+    for e in edges:
+        name = graph.edges[e].get("road")
+        if group and name == road and name is not None:
+            group.append(e)
+            continue
+        if group:
+            legs.append(_leg(graph, road, group))
+        group, road = [e], name
+    legs.append(_leg(graph, road, group))
+    if require_names:
+        unnamed = [leg for leg in legs if leg.road is None]
+        if unnamed:
+            raise RouteError(
+                "unnamed_road",
+                f"the route uses {len(unnamed)} unnamed road stretch(es) "
+                f"(first from node {unnamed[0].start}); its steps could not name them",
+            )
+    steps: list[str] = ["blue"]
+    heading = 0.0  # the driver at the blue marker faces the top of the map
+    for leg in legs:
+        steps += [turn_action(heading, leg.heading_in), leg.road or "unnamed road"]
+        heading = leg.heading_out
+    steps.append("red")
+    return Route(
+        nodes=tuple(nodes),
+        edges=edges,
+        legs=tuple(legs),
+        length_m=sum(leg.length_m for leg in legs),
+        steps=tuple(_drop_straight_between_same(steps)),
+    )
+
+
+def _leg(graph: Any, road: str | None, edges: list[tuple[int, int, int]]) -> Leg:
+    first = edge_coords(graph, *edges[0])
+    last = edge_coords(graph, *edges[-1])
+    heading_in, _ = end_bearings(first)
+    _, heading_out = end_bearings(last)
+    length = sum(float(graph.edges[e].get("length", 0.0)) for e in edges)
+    return Leg(road, tuple(edges), length, heading_in, heading_out)
+
+
+def _drop_straight_between_same(steps: list[str]) -> list[str]:
+    """[..., X, "continue straight", X, ...] -> [..., X, ...], as the spec says."""
+    out = steps[:2]
+    i = 2
+    while i < len(steps):
+        if (
+            i + 1 < len(steps)
+            and steps[i] == STRAIGHT
+            and steps[i + 1] == out[-1]
+            and out[-1] not in ("blue", "red")
+        ):
+            i += 2
+            continue
+        out.append(steps[i])
+        i += 1
+    return out
+
+
+def shortest_route(graph: Any, origin: int, destination: int, **kw: Any) -> Route:
+    """The shortest drivable route by length from ``origin`` to ``destination`` (graph nodes).
+
+    Raises ``RouteError`` with reason "unreachable" when one-way streets or a
+    break in the network leave no route, "same_node" when they are one node.
+    """
+    import networkx as nx
+
+    if origin == destination:
+        raise RouteError("same_node", f"origin and destination are the same node {origin}")
+    try:
+        nodes = nx.shortest_path(graph, origin, destination, weight="length")
+    except nx.NetworkXNoPath:
+        raise RouteError(
+            "unreachable",
+            f"no drivable route from node {origin} to node {destination} "
+            "(one-way streets, or the network is broken between them)",
+        ) from None
+    except nx.NodeNotFound as exc:
+        raise RouteError("unreachable", str(exc)) from None
+    return route_from_nodes(graph, nodes, **kw)
+
+
+def road_network(
+    graph: Any,
+    origin: int,
+    destination: int,
+    bounds: tuple[float, float, float, float],
+) -> RoadNetwork:
+    """The named roads with an edge end inside ``bounds`` (south, west, north, east), with
+    their directed edges and the nodes where two of them meet: what a connectivity check of
+    an answered route needs (any route the map shows, not only the shortest)."""
+    s, w, n, e = bounds
+
+    def inside(node: int) -> bool:
+        d = graph.nodes[node]
+        return bool(s <= d["y"] <= n and w <= d["x"] <= e)
+
+    roads: dict[str, list[RoadEdge]] = {}
+    at: dict[int, set[str]] = {}
+    used: set[int] = {origin, destination}
+    for u, v, k, d in graph.edges(keys=True, data=True):
+        name = d.get("road")
+        if name is None or not (inside(u) or inside(v)):
+            continue
+        start, end = end_bearings(edge_coords(graph, u, v, k))
+        edge = RoadEdge(
+            u=u,
+            v=v,
+            length_m=round(float(d.get("length", 0.0)), 2),
+            heading_start=round(start, 2),
+            heading_end=round(end, 2),
+        )
+        roads.setdefault(name, []).append(edge)
+        for node in (u, v):
+            at.setdefault(node, set()).add(name)
+            used.add(node)
+    junctions: dict[str, list[int]] = {}
+    for node, names in at.items():
+        ordered = sorted(names)
+        for i, a in enumerate(ordered):
+            for b in ordered[i + 1 :]:
+                junctions.setdefault(f"{a}|{b}", []).append(node)
+    nodes = {
+        str(node): (
+            round(float(graph.nodes[node]["y"]), 7),
+            round(float(graph.nodes[node]["x"]), 7),
+        )
+        for node in sorted(used)
+    }
+    for edges in roads.values():
+        edges.sort(key=lambda r: (r.u, r.v))
+    return RoadNetwork(
+        origin=origin,
+        destination=destination,
+        nodes=nodes,
+        roads=dict(sorted(roads.items())),
+        junctions={k: sorted(v) for k, v in sorted(junctions.items())},
+    )
