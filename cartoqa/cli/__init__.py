@@ -6,11 +6,13 @@ import typer
 
 from cartoqa import __version__
 
+from .build import build
 from .dataset import app as dataset_app
 from .demo import demo
 from .geo import app as geo_app
 from .maps import app as maps_app
 from .run import run
+from .score import score
 
 app = typer.Typer(
     name="cartoqa",
@@ -24,6 +26,8 @@ app.add_typer(dataset_app, name="dataset")
 app.add_typer(maps_app, name="maps")
 app.command()(demo)
 app.command()(run)
+app.command()(build)
+app.command()(score)
 
 
 def _version(value: bool) -> None:

@@ -1,0 +1,201 @@
+"""Build a dataset of map tasks from one OSM extract: sample, render, write.
+
+    report = build_dataset(Path("out"), extract=Path("monaco.osm.pbf"),
+                           tasks=["srn", "rle", "mml"], per_task=20, seed=7)
+
+The same extract, tasks, count and seed give the same samples (the same
+``samples_sha256``).  Candidates that would make unfair questions are
+rejected and counted by reason in the report; when the extract cannot give
+``per_task`` samples within the attempt budget, the build writes what it
+has and says how many are missing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import math
+import time
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from cartoqa import __version__
+from cartoqa.errors import CartoqaError
+from cartoqa.records import OSM_ATTRIBUTION, Metadata, Prompt, Provenance, Sample
+from cartoqa.stores import DatasetWriter
+
+from .navigation import NAVIGATION_TASKS, NavigationSampler, Plan, Reject
+
+if TYPE_CHECKING:
+    from maps import MapEngine
+
+__all__ = ["BuildReport", "build_dataset"]
+
+log = logging.getLogger(__name__)
+
+OSM_SOURCE = f"OpenStreetMap, ODbL 1.0, {OSM_ATTRIBUTION}"
+#: candidates tried per wanted map before the build gives up on a task
+ATTEMPTS_PER_MAP = 80
+
+
+@dataclass
+class BuildReport:
+    """What a build made and what it turned down."""
+
+    path: Path
+    samples: dict[str, int] = field(default_factory=dict)
+    """Task -> samples written."""
+    maps: dict[str, int] = field(default_factory=dict)
+    """Task -> maps rendered."""
+    wanted: dict[str, int] = field(default_factory=dict)
+    """Task -> samples asked for."""
+    rejected: dict[str, Counter[str]] = field(default_factory=dict)
+    """Task -> reason -> candidates rejected for it."""
+    seconds: dict[str, float] = field(default_factory=dict)
+    """Stage -> seconds: graph (roads and labels set-up), sampling, rendering, writing."""
+
+    @property
+    def short(self) -> dict[str, int]:
+        """Task -> samples missing (the extract ran out of fair candidates)."""
+        return {
+            t: self.wanted[t] - self.samples.get(t, 0)
+            for t in self.wanted
+            if self.samples.get(t, 0) < self.wanted[t]
+        }
+
+
+def _task_seed(seed: int, task: str) -> int:
+    return int.from_bytes(hashlib.sha256(f"{seed}:{task}".encode()).digest()[:8], "big")
+
+
+def _plans(
+    sampler: NavigationSampler,
+    task: str,
+    n_maps: int,
+    rejected: Counter[str],
+    on_plan: Callable[[], None] | None,
+) -> list[Plan]:
+    plans: list[Plan] = []
+    attempts = 0
+    while len(plans) < n_maps and attempts < ATTEMPTS_PER_MAP * n_maps:
+        attempts += 1
+        i = len(plans)
+        try:
+            if task == "srn":
+                plan = sampler.attempt_srn()
+            elif task == "rle":  # simple and complex in turn
+                plan = sampler.attempt_rle("simple" if i % 2 == 0 else "complex")
+            else:
+                plan = sampler.attempt_mml("blue" if i % 2 == 0 else "red")
+        except Reject as r:
+            rejected[r.reason] += 1
+            continue
+        plans.append(plan)
+        if on_plan:
+            on_plan()
+    return plans
+
+
+def build_dataset(
+    out: Path,
+    *,
+    extract: Path | None = None,
+    tasks: Sequence[str] = NAVIGATION_TASKS,
+    per_task: int = 10,
+    seed: int = 0,
+    carto_files: Path | None = None,
+    cache: Path | None = None,
+    dsn: str | None = None,
+    overwrite: bool = False,
+    progress: bool = True,
+    on_plan: Callable[[], None] | None = None,
+    engine: MapEngine | None = None,
+) -> BuildReport:
+    """Sample ``per_task`` questions of each task from ``extract`` (default: the embedded one),
+    render their maps and write a dataset folder at ``out``.  RLE asks each map in metres and
+    in feet, so it renders ``ceil(per_task / 2)`` maps for ``per_task`` (rounded up to even)
+    questions.  ``engine`` reuses a ``MapEngine`` (its extract wins over ``extract``)."""
+    from maps import MapEngine
+    from maps.labels import RoadLabels
+    from maps.roads import load_road_graph
+
+    unknown = sorted(set(tasks) - set(NAVIGATION_TASKS))
+    if unknown:
+        raise CartoqaError(
+            f"--tasks {','.join(unknown)}: not a task this build makes; use some of "
+            f"{', '.join(NAVIGATION_TASKS)}"
+        )
+    if per_task < 1:
+        raise CartoqaError(f"--per-task {per_task} must be at least 1")
+    report = BuildReport(path=Path(out))
+    t0 = time.perf_counter()
+    engine = engine or MapEngine(extract, carto_files=carto_files, cache=cache, dsn=dsn)
+    roads = load_road_graph(engine.extract, cache=cache)
+    labels = RoadLabels(engine)
+    report.seconds["graph"] = time.perf_counter() - t0
+
+    t0 = time.perf_counter()
+    plans: list[Plan] = []
+    for task in tasks:
+        n_maps = math.ceil(per_task / 2) if task == "rle" else per_task
+        report.wanted[task] = n_maps * (2 if task == "rle" else 1)
+        sampler = NavigationSampler(roads, labels, engine.extract.bounds, _task_seed(seed, task))
+        rejected: Counter[str] = Counter()
+        task_plans = _plans(sampler, task, n_maps, rejected, on_plan)
+        report.rejected[task] = rejected
+        report.maps[task] = len(task_plans)
+        plans += task_plans
+    report.seconds["sampling"] = time.perf_counter() - t0 - _label_seconds(labels)
+    report.seconds["labels"] = _label_seconds(labels)
+
+    t0 = time.perf_counter()
+    rendered = engine.render_many([p.view for p in plans], progress=progress)
+    report.seconds["rendering"] = time.perf_counter() - t0
+
+    t0 = time.perf_counter()
+    name = f"navigation-{engine.extract.name}-seed{seed}"
+    with DatasetWriter(out, name=name, overwrite=overwrite) as writer:
+        for plan, shot in zip(plans, rendered, strict=True):
+            image = writer.add_image(f"{plan.view.id}.png", shot.png)
+            for q in plan.questions:
+                writer.add(
+                    Sample(
+                        id=f"{plan.view.id}{q.suffix}",
+                        task=plan.task,
+                        prompt=Prompt(text=q.text, images=[image]),
+                        ground_truth=q.truth,
+                        metadata=Metadata(city=engine.extract.name, **q.metadata),
+                        provenance=Provenance(
+                            generator=f"cartoqa {__version__} tasks.navigation.{plan.task}",
+                            seed=seed,
+                            extract_hash=engine.extract.sha256,
+                            style_version=engine.style.version,
+                            source=OSM_SOURCE,
+                        ),
+                    )
+                )
+                report.samples[plan.task] = report.samples.get(plan.task, 0) + 1
+        writer.finish(
+            seeds=[seed],
+            extract_hashes={engine.extract.name: engine.extract.sha256},
+            style_version=engine.style.version,
+            attribution=[OSM_ATTRIBUTION],
+        )
+    report.seconds["writing"] = time.perf_counter() - t0
+    for task in report.short:
+        log.warning(
+            "%s: %d of %d %s samples made; the extract ran out of fair candidates (%s)",
+            engine.extract.name,
+            report.samples.get(task, 0),
+            report.wanted[task],
+            task,
+            ", ".join(f"{r} {n}" for r, n in report.rejected[task].most_common(4)),
+        )
+    return report
+
+
+def _label_seconds(labels: object) -> float:
+    return float(getattr(labels, "seconds", 0.0))

@@ -1,0 +1,121 @@
+"""A run scored: each task's metrics, overall and broken down, from samples and responses.
+
+``score_run(samples, responses)`` returns, per task, a table of metric
+values by group:
+
+- srn: SR^2, aSA and connectivity, overall, by zoom and by route length in
+  steps;
+- rle: RMSE, MAE, MAPE and r^2 by difficulty x unit (and overall per unit);
+- mml: accuracy overall, by marker colour and by zoom;
+- any other task: exact match (``evaluators.answers``) overall.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from cartoqa.records import NumberTruth, RoadPairTruth, RouteTruth, Sample
+
+from .answers import score_response
+from .navigation import Mode, grouped, mml_correct, rle_metrics, rle_value, score_route
+
+__all__ = ["score_run"]
+
+Table = dict[str, dict[str, float]]
+
+
+def _mean(xs: Sequence[float]) -> float:
+    return sum(xs) / len(xs) if xs else float("nan")
+
+
+def _srn(samples: Sequence[Sample], responses: Mapping[str, str | None], mode: Mode) -> Table:
+    rows = []
+    for s in samples:
+        assert isinstance(s.ground_truth, RouteTruth)
+        sc = score_route(s.ground_truth, responses.get(s.id), mode=mode)
+        rows.append((s, sc))
+
+    def reduce(items: list[Any]) -> dict[str, float]:
+        conn = [sc.connected for _, sc in items if sc.connected is not None]
+        return {
+            "n": len(items),
+            "SR2": _mean([float(sc.exact) for _, sc in items]),
+            "aSA": _mean([sc.step_accuracy for _, sc in items]),
+            "connectivity": _mean([float(c) for c in conn]),
+        }
+
+    table = {"all": reduce(rows)}
+    for label, key in (("zoom", "zoom"), ("steps", "steps")):
+        by = grouped(
+            rows,
+            key=lambda r, k=key: (
+                getattr(r[0].metadata, k, None) or (r[0].metadata.model_extra or {}).get(k)
+            ),
+            reduce=reduce,
+        )
+        table |= {f"{label}={g}": v for g, v in by.items() if g != "all"}
+    return table
+
+
+def _rle(samples: Sequence[Sample], responses: Mapping[str, str | None]) -> Table:
+    rows = []
+    for s in samples:
+        assert isinstance(s.ground_truth, NumberTruth)
+        rows.append((s, rle_value(s.ground_truth, responses.get(s.id)), s.ground_truth.value))
+    table: Table = {}
+    for unit in sorted({s.metadata.unit or "?" for s, _, _ in rows}):
+        of_unit = [r for r in rows if (r[0].metadata.unit or "?") == unit]
+        by = grouped(
+            of_unit,
+            key=lambda r: r[0].metadata.difficulty,
+            reduce=lambda items: rle_metrics([(p, t) for _, p, t in items]),
+        )
+        table |= {f"{g} {unit}" if g != "all" else f"all {unit}": v for g, v in by.items()}
+    return table
+
+
+def _mml(samples: Sequence[Sample], responses: Mapping[str, str | None]) -> Table:
+    rows = []
+    for s in samples:
+        assert isinstance(s.ground_truth, RoadPairTruth)
+        rows.append((s, mml_correct(s.ground_truth, responses.get(s.id))))
+
+    def reduce(items: list[Any]) -> dict[str, float]:
+        return {"n": len(items), "accuracy": _mean([float(ok) for _, ok in items])}
+
+    table = {"all": reduce(rows)}
+    for key in ("colour", "zoom"):
+
+        def group_of(row: Any, k: str = key) -> Any:
+            return getattr(row[0].metadata, k)
+
+        by = grouped(rows, key=group_of, reduce=reduce)
+        table |= {f"{key}={g}": v for g, v in by.items() if g != "all"}
+    return table
+
+
+def _exact(samples: Sequence[Sample], responses: Mapping[str, str | None]) -> Table:
+    ok = [score_response(s, responses.get(s.id))[0] for s in samples]
+    return {"all": {"n": len(ok), "exact match": _mean([float(x) for x in ok])}}
+
+
+def score_run(
+    samples: Sequence[Sample], responses: Mapping[str, str | None], *, mode: Mode = "cartoqa"
+) -> dict[str, Table]:
+    """Task -> group -> metric -> value, for responses keyed by sample id (a missing or failed
+    response counts as wrong; RLE reports it as unanswered)."""
+    by_task: dict[str, list[Sample]] = {}
+    for s in samples:
+        by_task.setdefault(s.task, []).append(s)
+    out: dict[str, Table] = {}
+    for task, items in sorted(by_task.items()):
+        if task == "srn":
+            out[task] = _srn(items, responses, mode)
+        elif task == "rle":
+            out[task] = _rle(items, responses)
+        elif task == "mml":
+            out[task] = _mml(items, responses)
+        else:
+            out[task] = _exact(items, responses)
+    return out

@@ -1,0 +1,109 @@
+"""cartoqa build on real extracts: datasets of every navigation task, the oracle scores 1."""
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from cartoqa.cli import app
+from cartoqa.models import GenerationSettings, load_model
+from cartoqa.runner import open_run_store, run_model
+from cartoqa.stores import load_dataset
+from cartoqa.tasks import build_dataset
+from evaluators.scoring import score_run
+
+EXTRACTS = ["monaco.osm.pbf", "london-moorgate.osm.pbf", "sydney-cbd.osm.pbf"]
+
+
+@pytest.fixture(scope="module")
+def built(engine_for, tmp_path_factory):
+    out = {}
+    for name in EXTRACTS:
+        folder = tmp_path_factory.mktemp(name.split(".")[0])
+        report = build_dataset(
+            folder / "ds", engine=engine_for(name), per_task=2, seed=5, progress=False
+        )
+        out[name] = (report, load_dataset(folder / "ds"), folder)
+    return out
+
+
+def answers(ds, spec, runs):
+    model = load_model(spec)
+    with open_run_store(runs, ds, spec, GenerationSettings()) as store:
+        run_model(ds, model, store)
+        return {k: r.response for k, r in store.latest().items()}
+
+
+@pytest.mark.parametrize("name", EXTRACTS)
+def test_each_task_builds_and_the_oracle_scores_perfectly(built, name):
+    report, ds, folder = built[name]
+    assert report.samples == {"srn": 2, "rle": 2, "mml": 2}, report.rejected
+    assert ds.manifest.extract_hashes and "© OpenStreetMap contributors" in ds.manifest.attribution
+    for s in ds:
+        assert (ds.path / s.prompt.images[0]).stat().st_size > 50_000  # a real map
+        assert s.provenance.extract_hash and s.provenance.style_version == "5.7.0"
+    scores = score_run(ds.samples, answers(ds, "oracle", folder / "runs"))
+    assert scores["srn"]["all"]["SR2"] == 1 and scores["srn"]["all"]["connectivity"] == 1
+    assert scores["srn"]["all"]["aSA"] == 1
+    assert scores["mml"]["all"]["accuracy"] == 1
+    assert scores["rle"]["all m"]["mape"] == 0 and scores["rle"]["all ft"]["mape"] == 0
+
+
+def test_random_scores_near_zero(built):
+    _, ds, folder = built["monaco.osm.pbf"]
+    scores = score_run(ds.samples, answers(ds, "random", folder / "runs"))
+    assert scores["srn"]["all"]["SR2"] == 0 and scores["srn"]["all"]["connectivity"] == 0
+    assert scores["mml"]["all"]["accuracy"] == 0
+    assert scores["rle"]["all m"]["mape"] > 0.05
+
+
+def test_ground_truth_agrees_with_the_map(built):
+    _, ds, _ = built["monaco.osm.pbf"]
+    for s in ds:
+        if s.task == "mml":
+            net_names = {s.ground_truth.road_1, s.ground_truth.road_2}
+            assert len(net_names) == 2
+        if s.task == "srn":
+            truth = s.ground_truth
+            roads = set(truth.steps[2:-1:2])
+            assert roads <= set(truth.network.roads)  # every road of the route is on the map
+            assert str(truth.network.origin) in truth.network.nodes
+        if s.task == "rle":
+            assert s.metadata.unit in ("m", "ft") and s.metadata.difficulty in ("simple", "complex")
+
+
+def test_the_same_seed_gives_the_same_samples(built, engine_for, tmp_path):
+    _, ds, _ = built["monaco.osm.pbf"]
+    build_dataset(
+        tmp_path / "again", engine=engine_for("monaco.osm.pbf"), per_task=2, seed=5, progress=False
+    )
+    again = load_dataset(tmp_path / "again")
+    assert again.manifest.samples_sha256 == ds.manifest.samples_sha256
+    other = build_dataset(
+        tmp_path / "other",
+        engine=engine_for("monaco.osm.pbf"),
+        per_task=2,
+        seed=6,
+        progress=False,
+        tasks=["mml"],
+    )
+    assert other.samples == {"mml": 2}
+    assert load_dataset(tmp_path / "other").manifest.samples_sha256 != ds.manifest.samples_sha256
+
+
+def test_score_command_prints_each_task(built, monkeypatch):
+    _, ds, folder = built["monaco.osm.pbf"]
+    answers(ds, "oracle", folder / "runs")
+    result = CliRunner().invoke(
+        app, ["score", str(ds.path), "--runs-dir", str(folder / "runs"), "--json", "-m", "oracle"]
+    )
+    assert result.exit_code == 0, result.output
+    scores = json.loads(result.output)["oracle"]
+    assert set(scores) == {"srn", "rle", "mml"}
+    result = CliRunner().invoke(app, ["score", str(ds.path), "--runs-dir", str(folder / "none")])
+    assert result.exit_code == 2 and "no run of" in result.output
+
+
+def test_unknown_tasks_and_counts_are_refused(tmp_path):
+    result = CliRunner().invoke(app, ["build", str(tmp_path / "x"), "--tasks", "srn,bogus"])
+    assert result.exit_code == 2 and "bogus" in result.output
