@@ -47,13 +47,12 @@ def _srn(samples: Sequence[Sample], responses: Mapping[str, str | None], mode: M
 
     table = {"all": reduce(rows)}
     for label, key in (("zoom", "zoom"), ("steps", "steps")):
-        by = grouped(
-            rows,
-            key=lambda r, k=key: (
-                getattr(r[0].metadata, k, None) or (r[0].metadata.model_extra or {}).get(k)
-            ),
-            reduce=reduce,
-        )
+
+        def group_of(row: Any, k: str = key) -> Any:
+            md = row[0].metadata
+            return getattr(md, k, None) or (md.model_extra or {}).get(k)
+
+        by = grouped(rows, key=group_of, reduce=reduce)
         table |= {f"{label}={g}": v for g, v in by.items() if g != "all"}
     return table
 

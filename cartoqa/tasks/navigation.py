@@ -10,7 +10,8 @@ the build renders the accepted views in one batch.
   route must be named and its name drawn whole in the view.
 - **RLE** (zoom 15-19, those at which a view fits in the extract): two
   blue markers joined by a blue path along the shortest route between two
-  nodes; ground truth its length along the geometry, asked in metres and in feet (two questions, one image).
+  nodes; ground truth its length along the geometry, asked in metres and in
+  feet (two questions, one image).
   *simple*: at most 1 turn and at most 500 px of path; *complex*: at least 3
   turns and at least 400 px.  Turns are the vertices of the path simplified
   (Ramer-Douglas-Peucker, 8 px at the map's zoom) where the heading changes
