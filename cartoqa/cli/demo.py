@@ -28,6 +28,14 @@ def demo(
     carto_files: Annotated[
         Path | None, typer.Option(help="Folder with carto's patterns/ and symbols/shields/.")
     ] = None,
+    navigation: Annotated[
+        bool,
+        typer.Option(
+            "--navigation/--no-navigation",
+            help="Also build SRN/RLE/MML questions from the extract and score the baselines.",
+        ),
+    ] = True,
+    per_task: Annotated[int, typer.Option(help="Navigation questions per task.", min=1)] = 3,
 ) -> None:
     """Build a small distance benchmark from GeoNames cities, run a baseline on it, score it.
 
@@ -66,3 +74,49 @@ def demo(
             console.print(f"[red]map: {exc}[/red]")
             raise typer.Exit(1) from None
         console.print(f"map: {path} (map data © OpenStreetMap contributors)")
+
+    if navigation:
+        _navigation(out, extract, carto_files, per_task, seed, console)
+
+
+def _navigation(
+    out: Path,
+    extract: Path | None,
+    carto_files: Path | None,
+    per_task: int,
+    seed: int,
+    console: Console,
+) -> None:
+    from cartoqa.demo import run_navigation_demo
+    from cartoqa.errors import CartoqaError
+
+    console.print("building navigation questions from the extract (roads, routes, label checks)")
+    try:
+        dataset, scores = run_navigation_demo(
+            out, extract=extract, carto_files=carto_files, per_task=per_task, seed=seed
+        )
+    except CartoqaError as exc:
+        console.print(f"[red]navigation: {exc}[/red]")
+        raise typer.Exit(1) from None
+    table = Table(title=f"navigation ({len(dataset)} questions): baselines")
+    for col in ("model", "SRN SR2", "SRN aSA", "SRN connectivity", "RLE MAPE (m)", "MML accuracy"):
+        table.add_column(col, justify="right")
+    for spec, s in scores.items():
+
+        def get(task: str, group: str, metric: str, s: dict = s) -> str:
+            v = s.get(task, {}).get(group, {}).get(metric)
+            return "-" if v is None or v != v else f"{v:.3f}"
+
+        table.add_row(
+            spec,
+            get("srn", "all", "SR2"),
+            get("srn", "all", "aSA"),
+            get("srn", "all", "connectivity"),
+            get("rle", "all m", "mape"),
+            get("mml", "all", "accuracy"),
+        )
+    console.print(table)
+    console.print(
+        f"dataset: {dataset.path}; cartoqa score {dataset.path} --runs-dir {out / 'runs'} "
+        "prints every breakdown. Map data © OpenStreetMap contributors"
+    )

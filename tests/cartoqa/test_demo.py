@@ -59,6 +59,8 @@ def test_demo_resumes_after_an_interruption(tmp_path):
 
 
 def test_demo_command_prints_scores(tmp_path):
-    result = CliRunner().invoke(app, ["demo", "--out", str(tmp_path), "--n", "6", "--no-map"])
+    result = CliRunner().invoke(
+        app, ["demo", "--out", str(tmp_path), "--n", "6", "--no-map", "--no-navigation"]
+    )
     assert result.exit_code == 0, result.output
     assert "1 - MAPE" in result.output and "GeoNames" in result.output

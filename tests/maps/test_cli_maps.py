@@ -83,3 +83,14 @@ def test_demo_renders_the_embedded_extract(cluster, cache, carto_files, tmp_path
     assert png.name == "Helsinki-z17.png"
     assert Image.open(png).size == (1366, 768)
     assert "© OpenStreetMap contributors" in result.output
+    # the navigation part: built from the same extract, the oracle perfect, random not
+    cells = [
+        [c.strip() for c in line.strip().strip("│").split("│")]
+        for line in result.output.splitlines()
+        if line.startswith("│")
+    ]
+    rows = {c[0]: c[1:] for c in cells if c[0] in ("oracle", "random")}
+    # SR2, aSA, connectivity, RLE MAPE, MML accuracy
+    assert rows["oracle"] == ["1.000", "1.000", "1.000", "0.000", "1.000"]
+    assert rows["random"][0] == "0.000" and rows["random"][4] == "0.000"
+    assert (tmp_path / "navigation-3" / "manifest.json").is_file()
