@@ -10,6 +10,9 @@
   server that gives the browser pages, assets and tiles.
 - ``maps.browser``: Playwright and Chromium, screenshots in batches.
 - ``maps.render``: ``MapEngine`` and ``render_view``, the entry points.
+- ``maps.roads``: the drivable road graph of an extract (osmnx), for route ground truth.
+- ``maps.routes``: shortest routes and their turn-by-turn steps; the road network of a view.
+- ``maps.labels``: which road names a view shows whole, from a colour-coded second render.
 """
 
 from .extracts import CleaningReport, Extract, ExtractError, default_extract_path, load_extract
