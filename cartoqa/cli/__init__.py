@@ -12,7 +12,7 @@ from .demo import demo
 from .geo import app as geo_app
 from .maps import app as maps_app
 from .run import run
-from .score import score
+from .score import score, score_release
 
 app = typer.Typer(
     name="cartoqa",
@@ -28,6 +28,7 @@ app.command()(demo)
 app.command()(run)
 app.command()(build)
 app.command()(score)
+app.command(name="score-release")(score_release)
 
 
 def _version(value: bool) -> None:

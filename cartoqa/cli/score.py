@@ -13,7 +13,7 @@ from rich.table import Table
 
 from cartoqa.errors import CartoqaError
 
-__all__ = ["score"]
+__all__ = ["score", "score_release"]
 
 
 def score(
@@ -83,3 +83,30 @@ def _fmt(v: object) -> str:
     if isinstance(v, float):
         return "-" if math.isnan(v) else f"{v:.3f}"
     return str(v)
+
+
+def score_release(
+    responses: Annotated[Path, typer.Argument(help="Folder of SRN response JSON files.")],
+    road_dict: Annotated[Path, typer.Option(help="The release's road_dict folder.")],
+    road_conjunction: Annotated[Path, typer.Option(help="The release's road_conjunction folder.")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
+) -> None:
+    """Score SRN responses kept in the original CartoMapQA release layout, both ways."""
+    from evaluators.cartomapqa_release import score_release as score
+
+    try:
+        table = score(responses, road_dict, road_conjunction)
+    except CartoqaError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None
+    if as_json:
+        typer.echo(json.dumps(table, indent=1))
+        return
+    metrics = list(table["all"].keys())
+    t = Table(title=f"SRN, {responses} (original CartoMapQA layout)")
+    t.add_column("group")
+    for m in metrics:
+        t.add_column(m, justify="right")
+    for group, values in table.items():
+        t.add_row(group, *(_fmt(values.get(m)) for m in metrics))
+    Console().print(t)
