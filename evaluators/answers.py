@@ -119,10 +119,18 @@ def _format_lines(sample: Sample) -> str:
     return "\n".join(n if n else '""' for n in truth.names) or "none"
 
 
+def _format_place(sample: Sample) -> str:
+    truth = sample.ground_truth
+    assert isinstance(truth, TextTruth)
+    country = (sample.metadata.model_extra or {}).get("country")
+    return _final(f"{truth.answer}, {country}" if country else truth.answer)
+
+
 #: task -> how its prompt asks for the answer, where that differs from the kind's format
 ANSWER_FORMATTERS: dict[str, Callable[[Sample], str]] = {
     "rle": _format_rle,
     "stmf_names": _format_lines,
+    "place_association": _format_place,
 }
 
 

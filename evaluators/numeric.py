@@ -27,7 +27,9 @@ class AnswerParseError(ValueError):
     """A model answer that holds no value of the kind asked for."""
 
 
-_FINAL = re.compile(r"final\s+answer\s*[:：]\s*(.+)", re.IGNORECASE)
+# "FINAL ANSWER: x", "**FINAL ANSWER:** x", "__Final answer__: x"
+_FINAL = re.compile(r"final\s+answer[\s*_]*[:：][\s*_]*(.+)", re.IGNORECASE)
+_THINK = re.compile(r"<think>.*?(</think>|$)", re.IGNORECASE | re.DOTALL)
 _NUMBER = re.compile(
     r"(?<![\w.])([+\-\u2212]?)(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+)"
     r"(?:\s*([A-Za-z°µ]+\.?))?"
@@ -58,7 +60,9 @@ _UNIT_ALIASES = {
 
 
 def final_answer_text(response: str) -> str:
-    """The text after the last ``FINAL ANSWER:`` marker, else the last non-empty line."""
+    """The text after the last ``FINAL ANSWER:`` marker (reasoning inside ``<think>...</think>``
+    ignored), else the last non-empty line."""
+    response = _THINK.sub("", response)
     matches = _FINAL.findall(response)
     if matches:
         text = matches[-1]

@@ -18,9 +18,10 @@ from typing import Any
 from cartoqa.records import NumberTruth, RoadPairTruth, RouteTruth, Sample
 
 from .answers import score_response
+from .gps import score_gps
 from .navigation import Mode, grouped, mml_correct, rle_metrics, rle_value, score_route
 
-__all__ = ["score_run"]
+__all__ = ["is_correct", "score_run"]
 
 Table = dict[str, dict[str, float]]
 
@@ -94,6 +95,58 @@ def _mml(samples: Sequence[Sample], responses: Mapping[str, str | None]) -> Tabl
     return table
 
 
+#: the map tasks; every other registered task is a GPS task
+MAP_TASKS = frozenset(
+    {"mfs", "stmf_presence", "stmf_count", "stmf_names", "mtmf", "rle", "mml", "srn"}
+)
+#: GPS breakdown keys (metadata), besides split
+GPS_GROUPS = ("difficulty", "region", "noise_m")
+
+
+def _gps(samples: Sequence[Sample], responses: Mapping[str, str | None]) -> Table:
+    rows = [(s, score_gps(s, responses.get(s.id))) for s in samples]
+
+    def reduce(items: list[Any]) -> dict[str, float]:
+        out = {"n": len(items), "accuracy": _mean([float(sc.correct) for _, sc in items])}
+        close = [sc.closeness for _, sc in items if sc.closeness is not None]
+        if close:
+            out["1-MAPE"] = _mean(close)
+        country = [sc.country_correct for _, sc in items if sc.country_correct is not None]
+        if country:
+            out["country accuracy"] = _mean([float(c) for c in country])
+        return out
+
+    table = {"all": reduce(rows)}
+    for key in ("split", *GPS_GROUPS):
+
+        def group_of(row: Any, k: str = key) -> Any:
+            s = row[0]
+            if k == "split":
+                return s.split
+            return getattr(s.metadata, k, None) or (s.metadata.model_extra or {}).get(k)
+
+        if key == "noise_m" and samples and samples[0].task != "place_association":
+            continue
+        by = grouped(rows, key=group_of, reduce=reduce)
+        table |= {f"{key}={g}": v for g, v in by.items() if g != "all"}
+    return table
+
+
+def gps_summary(scores: Mapping[str, Table], samples: Sequence[Sample]) -> Table:
+    """Track scores (the mean of the task accuracies, as GPSBench averages them) and overall."""
+    track_of = {s.task: (s.metadata.model_extra or {}).get("track") for s in samples}
+    tracks: dict[str, list[float]] = {}
+    for task, table in scores.items():
+        if task in MAP_TASKS or track_of.get(task) is None:
+            continue
+        tracks.setdefault(str(track_of[task]), []).append(table["all"]["accuracy"])
+    out = {f"track={t}": {"tasks": len(v), "accuracy": _mean(v)} for t, v in sorted(tracks.items())}
+    every = [a for t, v in tracks.items() if t != "probe" for a in v]
+    if every:
+        out["all tasks"] = {"tasks": len(every), "accuracy": _mean(every)}
+    return out
+
+
 def _exact(samples: Sequence[Sample], responses: Mapping[str, str | None]) -> Table:
     ok = [score_response(s, responses.get(s.id))[0] for s in samples]
     return {"all": {"n": len(ok), "exact match": _mean([float(x) for x in ok])}}
@@ -115,6 +168,29 @@ def score_run(
             out[task] = _rle(items, responses)
         elif task == "mml":
             out[task] = _mml(items, responses)
+        elif task not in MAP_TASKS and any(
+            (s.metadata.model_extra or {}).get("track") for s in items[:1]
+        ):
+            out[task] = _gps(items, responses)
         else:
             out[task] = _exact(items, responses)
+    summary = gps_summary(out, samples)
+    if summary:
+        out["gps"] = summary
     return out
+
+
+def is_correct(sample: Sample, response: str | None) -> bool:
+    """One answer right or wrong by its task family's scorer: SRN exact (SR^2), MML pair,
+    RLE within 5 %, GPS tasks by their tolerances, anything else exact match."""
+    truth = sample.ground_truth
+    if sample.task == "srn" and isinstance(truth, RouteTruth):
+        return score_route(truth, response).exact
+    if sample.task == "mml" and isinstance(truth, RoadPairTruth):
+        return mml_correct(truth, response)
+    if sample.task == "rle" and isinstance(truth, NumberTruth):
+        value = rle_value(truth, response)
+        return value is not None and abs(value - truth.value) <= 0.05 * abs(truth.value)
+    if sample.task not in MAP_TASKS and (sample.metadata.model_extra or {}).get("track"):
+        return score_gps(sample, response).correct
+    return score_response(sample, response)[0]

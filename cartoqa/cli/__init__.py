@@ -10,6 +10,7 @@ from .build import build
 from .dataset import app as dataset_app
 from .demo import demo
 from .geo import app as geo_app
+from .gps import app as gps_app
 from .maps import app as maps_app
 from .run import run
 from .score import score, score_release
@@ -24,6 +25,7 @@ app = typer.Typer(
 app.add_typer(geo_app, name="geo")
 app.add_typer(dataset_app, name="dataset")
 app.add_typer(maps_app, name="maps")
+app.add_typer(gps_app, name="gps")
 app.command()(demo)
 app.command()(run)
 app.command()(build)

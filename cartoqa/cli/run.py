@@ -106,7 +106,7 @@ def run(
     from cartoqa.models import GenerationSettings, RetryPolicy, load_model
     from cartoqa.runner import open_run_store, run_model, select_samples
     from cartoqa.stores import load_dataset
-    from evaluators.answers import score_response
+    from evaluators.scoring import is_correct
 
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     console = Console(stderr=True)
@@ -171,9 +171,7 @@ def run(
                     on_record=on_record,
                 )
             latest = store.latest()
-            correct = sum(
-                score_response(s, latest[s.id].response)[0] for s in chosen if s.id in latest
-            )
+            correct = sum(is_correct(s, latest[s.id].response) for s in chosen if s.id in latest)
     except CartoqaError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None
@@ -182,8 +180,8 @@ def run(
 
     _print_summary(Console(), summary)
     Console().print(
-        f"exact match: {correct}/{len(chosen)} "
-        "(evaluators.answers; each task family adds its own metrics)"
+        f"correct: {correct}/{len(chosen)} (by each task's scorer; cartoqa score gives the "
+        "metrics and breakdowns)"
     )
     if summary.stopped:
         typer.echo(f"run stopped: {summary.stopped}", err=True)

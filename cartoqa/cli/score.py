@@ -30,6 +30,9 @@ def score(
         ),
     ] = "cartoqa",
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of tables.")] = False,
+    out: Annotated[
+        Path | None, typer.Option(help="Also write scores.json and scores.csv to this folder.")
+    ] = None,
 ) -> None:
     """Score every run of DATASET found under --runs-dir, task by task."""
     from cartoqa.stores import RunStore, load_dataset
@@ -61,6 +64,8 @@ def score(
             err=True,
         )
         raise typer.Exit(2)
+    if out is not None:
+        _write(out, runs)
     if as_json:
         typer.echo(json.dumps({m: s for m, s in runs}, indent=1, default=str))
         return
@@ -77,6 +82,24 @@ def score(
             console.print(t)
     for credit in ds.manifest.attribution:
         console.print(credit)
+
+
+def _write(folder: Path, runs: list) -> None:
+    """scores.json (model -> task -> group -> metric) and scores.csv (one value a row)."""
+    import csv
+
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "scores.json").write_text(
+        json.dumps({m: s for m, s in runs}, indent=1, default=str), encoding="utf-8"
+    )
+    with (folder / "scores.csv").open("w", newline="", encoding="utf-8") as f:
+        w = csv.writer(f)
+        w.writerow(["model", "task", "group", "metric", "value"])
+        for model, scores in runs:
+            for task, table in scores.items():
+                for group, values in table.items():
+                    for metric, value in values.items():
+                        w.writerow([model, task, group, metric, value])
 
 
 def _fmt(v: object) -> str:

@@ -78,9 +78,9 @@ def test_cli_oracle_run_scores_every_kind_exactly(tmp_path):
     args = ["run", str(ds.path), "-m", "oracle", "--runs-dir", str(tmp_path / "r"), "--no-progress"]
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 0, result.output
-    assert f"exact match: {len(ds)}/{len(ds)}" in result.output
+    assert f"correct: {len(ds)}/{len(ds)}" in result.output
     result = CliRunner().invoke(app, [*args[:3], "constant:no idea", *args[4:]])
-    assert f"exact match: 0/{len(ds)}" in result.output
+    assert f"correct: 0/{len(ds)}" in result.output
 
 
 def test_different_settings_make_a_separate_store(tmp_path):

@@ -1,0 +1,53 @@
+"""GPS track speed: generating the full set, and scoring one response per sample.
+
+    python benchmarks/gps.py [--per-task 3400] [--seed 42]
+
+One run, one table.  Generation writes the 17 x 3,400 = 57,800-sample
+dataset (target: under 60 s on 2 cores); scoring runs ``score_run`` over
+57,800 responses, those of the ``oracle`` baseline (target: under 10 s).
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+import time
+from pathlib import Path
+
+from cartoqa.models import OracleModel, Request
+from cartoqa.stores import load_dataset
+from cartoqa.tasks.gps import generate_gps
+from evaluators.scoring import score_run
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    ap.add_argument("--per-task", type=int, default=3400)
+    ap.add_argument("--seed", type=int, default=42)
+    args = ap.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        t0 = time.perf_counter()
+        report = generate_gps(Path(tmp) / "gps", per_task=args.per_task, seed=args.seed)
+        t_gen = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        ds = load_dataset(Path(tmp) / "gps")
+        t_load = time.perf_counter() - t0
+        answers = OracleModel().generate([Request(id=s.id, text="", sample=s) for s in ds])
+        responses = {s.id: r.text for s, r in zip(ds, answers, strict=True)}
+        t0 = time.perf_counter()
+        scores = score_run(ds.samples, responses)
+        t_score = time.perf_counter() - t0
+    n = sum(report.samples.values())
+    print(f"{n} samples, {len(report.samples)} tasks, seed {args.seed}")
+    print(f"{'step':<34}{'seconds':>9}  target")
+    print("-" * 56)
+    print(f"{'generate and write':<34}{t_gen:>9.1f}  < 60 s")
+    print(f"{'load and validate':<34}{t_load:>9.1f}")
+    print(f"{'score ' + str(n) + ' responses':<34}{t_score:>9.1f}  < 10 s")
+    print(f"oracle overall accuracy: {scores['gps']['all tasks']['accuracy']:.3f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,9 @@
+"""The text-only GPS track (after GPSBench): seventeen tasks and the missing-data probe.
+
+``generate_gps`` writes the set; ``pure`` and ``applied`` hold one generator
+per task; ground truth comes from ``cartoqa.geodesy`` and GeoNames.
+"""
+
+from .generate import GPS_TASKS, SYSTEM_PROMPT, GpsReport, assign_splits, generate_gps
+
+__all__ = ["GPS_TASKS", "SYSTEM_PROMPT", "GpsReport", "assign_splits", "generate_gps"]

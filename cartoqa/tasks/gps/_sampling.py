@@ -1,0 +1,104 @@
+"""Sampling rules shared by the GPS tasks: continent quotas, separations, bands."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from cartoqa.geodesy import distance_km
+
+from ._cities import Cities
+
+__all__ = ["QUOTAS", "Draft", "Sampler", "distance_band"]
+
+#: GPSBench's continent quotas
+QUOTAS = {"AF": 0.20, "AS": 0.25, "EU": 0.20, "NA": 0.15, "SA": 0.15, "OC": 0.05}
+LETTERS = "ABCDEFGH"
+
+
+@dataclass
+class Draft:
+    """One generated question before it becomes a ``Sample``."""
+
+    text: str
+    truth: Any
+    region: str
+    difficulty: str
+    meta: dict[str, Any] = field(default_factory=dict)
+
+
+def distance_band(km: float) -> str:
+    """easy under 500 km, medium under 2,000 km, hard beyond (our stratification bands)."""
+    return "easy" if km < 500 else "medium" if km < 2000 else "hard"
+
+
+class Sampler:
+    """Draws cities by the quota rules with one seeded generator."""
+
+    def __init__(self, cities: Cities, rng: np.random.Generator) -> None:
+        self.c = cities
+        self.rng = rng
+        self.by_continent = {k: np.flatnonzero(cities.continent == k) for k in QUOTAS}
+        self._keys = list(QUOTAS)
+        self._weights = np.array([QUOTAS[k] for k in self._keys])
+
+    def continent(self) -> str:
+        return self._keys[int(self.rng.choice(len(self._keys), p=self._weights))]
+
+    def city(self, continent: str | None = None) -> int:
+        pool = self.by_continent[continent or self.continent()]
+        return int(pool[self.rng.integers(len(pool))])
+
+    def distances(self, i: int, pool: np.ndarray | None = None) -> np.ndarray:
+        c = self.c
+        if pool is None:
+            return np.asarray(distance_km(c.lat[i], c.lon[i], c.lat, c.lon))
+        return np.asarray(distance_km(c.lat[i], c.lon[i], c.lat[pool], c.lon[pool]))
+
+    def pair(
+        self, min_km: float, max_km: float = 25_000.0, same_continent: bool = False
+    ) -> tuple[int, int, float]:
+        """Two cities ``min_km``-``max_km`` apart: the first by quota, the second by quota too
+        (or from the same continent)."""
+        for _ in range(1000):
+            i = self.city()
+            cont = self.c.continent[i] if same_continent else self.continent()
+            pool = self.by_continent[cont]
+            d = self.distances(i, pool)
+            ok = np.flatnonzero((d >= min_km) & (d <= max_km))
+            if ok.size:
+                k = int(ok[self.rng.integers(ok.size)])
+                return i, int(pool[k]), float(d[k])
+        raise RuntimeError(f"no city pair {min_km}-{max_km} km apart found")
+
+    def spread(self, n: int, min_km: float, continent: str | None = None) -> list[int]:
+        """``n`` cities pairwise at least ``min_km`` apart (by quota, or from one continent)."""
+        for _ in range(1000):
+            chosen: list[int] = []
+            for _ in range(50 * n):
+                i = self.city(continent)
+                if all(
+                    distance_km(self.c.lat[i], self.c.lon[i], self.c.lat[j], self.c.lon[j])
+                    >= min_km
+                    for j in chosen
+                ):
+                    chosen.append(i)
+                    if len(chosen) == n:
+                        return chosen
+        raise RuntimeError(f"could not place {n} cities {min_km} km apart")
+
+    def options(self, correct: str, others: list[str], k: int = 4) -> tuple[dict[str, str], str]:
+        """Lettered options: the correct one and k-1 others, shuffled; returns (options, letter)."""
+        picks = [correct, *[others[i] for i in self.rng.permutation(len(others))[: k - 1]]]
+        order = self.rng.permutation(len(picks))
+        opts = {LETTERS[j]: picks[int(p)] for j, p in enumerate(order)}
+        letter = next(lt for lt, v in opts.items() if v == correct)
+        return opts, letter
+
+    def label(self, i: int) -> str:
+        return f"{self.c.name[i]} ({self.c.lat[i]:.4f}, {self.c.lon[i]:.4f})"
+
+    def named(self, i: int) -> str:
+        return f"{self.c.name[i]}, {self.c.country_name[i]}"

@@ -1,0 +1,258 @@
+"""The Applied track (geography) and the missing-data probe, from GeoNames cities."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+import numpy as np
+
+from cartoqa.geodesy import compass_direction, distance_km, initial_bearing_deg, interpolate
+from cartoqa.records import BooleanTruth, ChoiceTruth, GroupingTruth, NumberTruth, TextTruth
+
+from ._cities import CONTINENT_NAMES
+from ._sampling import Draft, Sampler, distance_band
+from .pure import SECTOR_NAMES, SECTORS
+
+__all__ = ["APPLIED_TASKS"]
+
+NOISE_M = (0, 10, 50, 100, 500, 1000)
+BANDS_KM = ((200, 500), (500, 1000), (1000, 2000), (2000, 3000))
+
+
+def _noisy(s: Sampler, i: int, sigma_m: float) -> tuple[float, float]:
+    lat, lon = float(s.c.lat[i]), float(s.c.lon[i])
+    dlat = s.rng.normal(0, sigma_m / 111_000) if sigma_m else 0.0
+    dlon = s.rng.normal(0, sigma_m / (111_000 * np.cos(np.radians(lat)))) if sigma_m else 0.0
+    return lat + float(dlat), lon + float(dlon)
+
+
+def place_association(s: Sampler, n: int) -> Draft:
+    i = s.city()
+    sigma = NOISE_M[n % len(NOISE_M)]
+    lat, lon = _noisy(s, i, sigma)
+    pop = int(s.c.population[i])
+    difficulty = "easy" if pop >= 500_000 else "medium" if pop >= 100_000 else "hard"
+    text = (
+        f"Which city (population over 15,000) is at or next to {lat:.5f}, {lon:.5f}? "
+        "Give its name, then its province or state and country, as "
+        "FINAL ANSWER: <city>, <province or state>, <country>"
+    )
+    alts = [a for a in s.c.alternates[i] if a and a != s.c.name[i]]
+    truth = TextTruth(answer=s.c.name[i], accepted=alts)
+    meta = {
+        "noise_m": sigma,
+        "country": s.c.country_name[i],
+        "admin1": s.c.admin1[i],
+        "population": pop,
+    }
+    return Draft(text, truth, str(s.c.subregion[i]), difficulty, meta)
+
+
+_GROUPS: dict[int, list[list[int]]] = {}
+
+
+def _name_groups(s: Sampler) -> list[list[int]]:
+    key = id(s.c)
+    if key not in _GROUPS:
+        by: dict[str, list[int]] = defaultdict(list)
+        for i, name in enumerate(s.c.name):
+            by[name.casefold()].append(i)
+        groups = []
+        for idx in by.values():
+            countries = {s.c.country[i] for i in idx}
+            if len(idx) >= 4 and len(countries) >= 4:
+                groups.append(idx)
+        _GROUPS[key] = groups
+    return _GROUPS[key]
+
+
+def name_disambiguation(s: Sampler, n: int) -> Draft:
+    groups = _name_groups(s)
+    idx = groups[int(s.rng.integers(len(groups)))]
+    picks: list[int] = []
+    for i in s.rng.permutation(idx):
+        if s.c.country[int(i)] not in {s.c.country[j] for j in picks}:
+            picks.append(int(i))
+        if len(picks) == 4:
+            break
+    answer = picks[0]
+    lat, lon = _noisy(s, answer, float(s.rng.uniform(100, 500)))
+    opts, letter = s.options(s.named(answer), [s.named(j) for j in picks[1:]])
+    listed = "\n".join(f"{k}) {v}" for k, v in opts.items())
+    text = (
+        f"Several cities are called {s.c.name[answer]}. Which one is at {lat:.5f}, {lon:.5f}?\n"
+        f"{listed}\nAnswer with the letter: FINAL ANSWER: <letter>"
+    )
+    return Draft(
+        text,
+        ChoiceTruth(answer=letter, options=opts),
+        str(s.c.subregion[answer]),
+        "medium",
+        {"group_size": len(idx)},
+    )
+
+
+def relative_position_applied(s: Sampler, n: int) -> Draft:
+    lo, hi = BANDS_KM[n % len(BANDS_KM)]
+    i, j, km = s.pair(lo, hi, same_continent=True)
+    c = s.c
+    b = float(initial_bearing_deg(c.lat[i], c.lon[i], c.lat[j], c.lon[j]))
+    sector = str(compass_direction(b))
+    opts, letter = s.options(
+        SECTOR_NAMES[sector], [SECTOR_NAMES[x] for x in SECTORS if x != sector]
+    )
+    listed = "\n".join(f"{k}) {v}" for k, v in opts.items())
+    text = (
+        f"In which direction does {s.named(j)} lie from {s.named(i)}?\n{listed}\n"
+        "Answer with the letter: FINAL ANSWER: <letter>"
+    )
+    return Draft(
+        text,
+        ChoiceTruth(answer=letter, options=opts),
+        str(c.subregion[i]),
+        distance_band(km),
+        {"band_km": f"{lo}-{hi}"},
+    )
+
+
+def proximity(s: Sampler, n: int) -> Draft:
+    idx = s.spread(5, 100)
+    ref, cands = idx[0], idx[1:]
+    c = s.c
+    d = [float(distance_km(c.lat[ref], c.lon[ref], c.lat[j], c.lon[j])) for j in cands]
+    order = np.argsort(d)
+    nearest = cands[int(order[0])]
+    opts, letter = s.options(s.named(nearest), [s.named(j) for j in cands if j != nearest])
+    listed = "\n".join(f"{k}) {v}" for k, v in opts.items())
+    text = (
+        f"Which of these cities is nearest to {s.named(ref)}?\n{listed}\n"
+        "Answer with the letter: FINAL ANSWER: <letter>"
+    )
+    ratio = d[int(order[1])] / max(d[int(order[0])], 1.0)
+    difficulty = "easy" if ratio > 2 else "medium" if ratio > 1.3 else "hard"
+    return Draft(text, ChoiceTruth(answer=letter, options=opts), str(c.subregion[ref]), difficulty)
+
+
+def route_analysis(s: Sampler, n: int) -> Draft:
+    c = s.c
+    for _ in range(1000):
+        a, b, direct = s.pair(400)
+        if n % 2 == 0:  # a waypoint near the great circle: about half the samples are on route
+            f = float(s.rng.uniform(0.2, 0.8))
+            mlat, mlon = interpolate(c.lat[a], c.lon[a], c.lat[b], c.lon[b], f)
+            d = np.asarray(distance_km(mlat, mlon, c.lat, c.lon))
+            near = np.flatnonzero(d < 0.08 * direct)
+            if near.size == 0:
+                continue
+            w = int(near[s.rng.integers(near.size)])
+        else:
+            w = s.city()
+        legs = [
+            float(distance_km(c.lat[x], c.lon[x], c.lat[y], c.lon[y])) for x, y in ((a, w), (w, b))
+        ]
+        if min(legs) < 200:
+            continue
+        detour = (sum(legs) - direct) / direct
+        text = (
+            f"Driving the great-circle route from {s.label(a)} to {s.label(b)}, is "
+            f"{s.label(w)} on the way, meaning the detour through it adds less than 10% to the "
+            "distance? Answer yes or no: FINAL ANSWER: <yes or no>"
+        )
+        difficulty = (
+            "hard" if abs(detour - 0.1) < 0.05 else "medium" if abs(detour - 0.1) < 0.2 else "easy"
+        )
+        return Draft(
+            text,
+            BooleanTruth(value=detour < 0.1),
+            str(c.subregion[a]),
+            difficulty,
+            {"detour": round(detour, 4)},
+        )
+    raise RuntimeError("no route-analysis triple found")
+
+
+def spatial_patterns(s: Sampler, n: int) -> Draft:
+    c = s.c
+    regions = sorted(set(c.subregion.tolist()))
+    for _ in range(2000):
+        home, away = s.rng.choice(regions, 2, replace=False)
+        pool = np.flatnonzero(c.subregion == home)
+        other = np.flatnonzero(c.subregion == away)
+        four = [int(x) for x in s.rng.choice(pool, 4, replace=False)]
+        out = int(other[s.rng.integers(other.size)])
+        idx = [*four, out]
+        la, lo = c.lat[idx], c.lon[idx]
+        dm = np.asarray(distance_km(la[:, None], lo[:, None], la[None, :], lo[None, :]))
+        mean = dm.sum(axis=1) / 4
+        ranked = np.sort(mean)
+        if mean[4] > 2 * np.median(mean) and mean[4] > 1.3 * ranked[-2]:
+            names = [s.named(i) for i in idx]
+            if len(set(names)) < 5:
+                continue
+            opts, letter = s.options(names[4], names[:4], k=5)
+            listed = "\n".join(f"{k}) {v}" for k, v in opts.items())
+            text = (
+                f"Four of these cities lie in one region and one lies far from them. Which is the "
+                f"odd one out?\n{listed}\nAnswer with the letter: FINAL ANSWER: <letter>"
+            )
+            margin = mean[4] / ranked[-2]
+            difficulty = "easy" if margin > 3 else "medium" if margin > 1.8 else "hard"
+            return Draft(text, ChoiceTruth(answer=letter, options=opts), str(home), difficulty)
+    raise RuntimeError("no valid spatial pattern found")
+
+
+def boundary_analysis(s: Sampler, n: int) -> Draft:
+    c = s.c
+    k = 4 + n % 3
+    idx = s.spread(k, 100)
+    groups: dict[str, list[str]] = defaultdict(list)
+    for i in idx:
+        groups[CONTINENT_NAMES[str(c.continent[i])]].append(c.name[i])
+    listed = "; ".join(s.named(i) for i in idx)
+    text = (
+        f"Group these cities by continent: {listed}. Use the continent names Africa, Asia, "
+        "Europe, North America, South America, Oceania, as "
+        'FINAL ANSWER: {"<continent>": ["<city>", ...], ...}'
+    )
+    difficulty = "easy" if len(groups) <= 2 else "medium" if len(groups) <= 3 else "hard"
+    return Draft(
+        text,
+        GroupingTruth(groups=dict(sorted(groups.items()))),
+        str(c.subregion[idx[0]]),
+        difficulty,
+        {"cities": k},
+    )
+
+
+def missing_data(s: Sampler, n: int) -> Draft:
+    i = s.city()
+    c = s.c
+    if n % 2 == 0:
+        text = (
+            f"{s.named(i)} is at latitude {c.lat[i]:.4f}. What is its longitude? "
+            "FINAL ANSWER: <longitude in degrees, negative for west>"
+        )
+        truth = NumberTruth(value=round(float(c.lon[i]), 5), unit="deg")
+        meta = {"given": "latitude"}
+    else:
+        text = (
+            f"{s.named(i)} is at longitude {c.lon[i]:.4f}. What is its latitude? "
+            "FINAL ANSWER: <latitude in degrees, negative for south>"
+        )
+        truth = NumberTruth(value=round(float(c.lat[i]), 5), unit="deg")
+        meta = {"given": "longitude"}
+    pop = int(c.population[i])
+    difficulty = "easy" if pop >= 500_000 else "medium" if pop >= 100_000 else "hard"
+    return Draft(text, truth, str(c.subregion[i]), difficulty, meta)
+
+
+APPLIED_TASKS = {
+    "place_association": place_association,
+    "name_disambiguation": name_disambiguation,
+    "relative_position_applied": relative_position_applied,
+    "proximity": proximity,
+    "route_analysis": route_analysis,
+    "spatial_patterns": spatial_patterns,
+    "boundary_analysis": boundary_analysis,
+    "missing_data": missing_data,
+}

@@ -1,0 +1,142 @@
+"""Generate the text-only GPS set: every task, split 60/10/30, written as a dataset.
+
+    cartoqa gps generate OUT --per-task 3400 --seed 42
+
+Each task draws from its own generator seeded by (seed, task), so a task's
+samples do not depend on which other tasks are asked for.  The split is per
+task, stratified by difficulty and region: samples are ordered by stratum
+and dealt to train/dev/test in proportion, so every stratum is split
+60/10/30 as nearly as whole samples allow, and the totals are exact.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from cartoqa import __version__
+from cartoqa.errors import CartoqaError
+from cartoqa.records import Metadata, Prompt, Provenance, Sample
+from cartoqa.stores import DatasetWriter
+
+from ._cities import GEONAMES_SOURCE, load_cities
+from ._sampling import Draft, Sampler
+from .applied import APPLIED_TASKS
+from .pure import PURE_TASKS
+
+__all__ = [
+    "GPS_TASKS",
+    "SPLIT_SHARES",
+    "SYSTEM_PROMPT",
+    "GpsReport",
+    "assign_splits",
+    "generate_gps",
+]
+
+GPS_TASKS: dict[str, Callable[[Sampler, int], Draft]] = {**PURE_TASKS, **APPLIED_TASKS}
+TRACKS = {**dict.fromkeys(PURE_TASKS, "pure"), **dict.fromkeys(APPLIED_TASKS, "applied")}
+TRACKS["missing_data"] = "probe"
+SPLIT_SHARES = (("train", 0.6), ("dev", 0.1), ("test", 0.3))
+SYSTEM_PROMPT = (
+    "You are an expert in GPS coordinates, geodesy and geography. You may reason before "
+    "answering. End your reply with one line of the form FINAL ANSWER: <answer>. For a "
+    "multiple-choice question the answer is the option's letter alone; give numbers with "
+    "their units."
+)
+
+
+@dataclass
+class GpsReport:
+    path: Path
+    samples: dict[str, int] = field(default_factory=dict)
+    seconds: dict[str, float] = field(default_factory=dict)
+
+
+def assign_splits(strata: Sequence[str], rng: np.random.Generator) -> list[str]:
+    """train/dev/test for each item, 60/10/30 within every stratum as nearly as possible and
+    exactly over all items."""
+    n = len(strata)
+    targets = {"train": round(0.6 * n), "dev": round(0.1 * n)}
+    targets["test"] = n - targets["train"] - targets["dev"]
+    order = sorted(range(n), key=lambda i: (strata[i], rng.random()))
+    given = dict.fromkeys(targets, 0)
+    out = [""] * n
+    for i in order:
+        # deal to the split furthest behind its share
+        name = min(
+            (s for s in targets if given[s] < targets[s]),
+            key=lambda s: (given[s] + 0.5) / targets[s],
+        )
+        given[name] += 1
+        out[i] = name
+    return out
+
+
+def _seed(seed: int, task: str) -> list[int]:
+    return [seed, int.from_bytes(hashlib.sha256(task.encode()).digest()[:4], "big")]
+
+
+def generate_gps(
+    out: Path,
+    *,
+    per_task: int = 3400,
+    seed: int = 42,
+    tasks: Sequence[str] | None = None,
+    overwrite: bool = False,
+    on_task: Callable[[str, int], None] | None = None,
+) -> GpsReport:
+    """Write ``per_task`` samples of each task (default: all) to a dataset at ``out``."""
+    names = list(tasks or GPS_TASKS)
+    unknown = sorted(set(names) - set(GPS_TASKS))
+    if unknown:
+        raise CartoqaError(
+            f"--tasks {','.join(unknown)}: not a GPS task; known: {', '.join(GPS_TASKS)}"
+        )
+    if per_task < 10:
+        raise CartoqaError(f"--per-task {per_task}: need at least 10 to split 60/10/30")
+    report = GpsReport(path=Path(out))
+    t0 = time.perf_counter()
+    cities = load_cities()
+    report.seconds["cities"] = time.perf_counter() - t0
+    provenance_of: dict[str, Provenance] = {}
+    t0 = time.perf_counter()
+    with DatasetWriter(out, name=f"gps-seed{seed}", overwrite=overwrite) as writer:
+        for task in names:
+            rng = np.random.default_rng(_seed(seed, task))
+            sampler = Sampler(cities, rng)
+            make = GPS_TASKS[task]
+            drafts = [make(sampler, n) for n in range(per_task)]
+            splits = assign_splits([f"{d.difficulty}|{d.region}" for d in drafts], rng)
+            prov = provenance_of.setdefault(
+                task,
+                Provenance(
+                    generator=f"cartoqa {__version__} tasks.gps.{task}",
+                    seed=seed,
+                    source=GEONAMES_SOURCE,
+                ),
+            )
+            for n, (d, split) in enumerate(zip(drafts, splits, strict=True)):
+                writer.add(
+                    Sample.model_construct(
+                        id=f"{task}-{n:05d}",
+                        task=task,
+                        split=split,  # type: ignore[arg-type]
+                        prompt=Prompt(text=d.text, system=SYSTEM_PROMPT),
+                        ground_truth=d.truth,
+                        metadata=Metadata(
+                            region=d.region, difficulty=d.difficulty, track=TRACKS[task], **d.meta
+                        ),
+                        provenance=prov,
+                    )
+                )
+            report.samples[task] = len(drafts)
+            if on_task:
+                on_task(task, len(drafts))
+        writer.finish(seeds=[seed], attribution=[GEONAMES_SOURCE])
+    report.seconds["generating"] = time.perf_counter() - t0
+    return report

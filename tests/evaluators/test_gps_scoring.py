@@ -1,0 +1,217 @@
+"""GPS answers: every parser case the public harness gets wrong, and every tolerance edge."""
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from cartoqa.records import (
+    BooleanTruth,
+    ChoiceTruth,
+    CoordinateTruth,
+    Metadata,
+    NumberTruth,
+    Prompt,
+    Provenance,
+    TextTruth,
+    ValuesTruth,
+)
+from cartoqa.records import Sample as S
+from evaluators.gps import angle_difference_deg, score_gps
+
+
+def sample(task, truth, **meta):
+    return S(
+        id="x1",
+        task=task,
+        prompt=Prompt(text="q"),
+        ground_truth=truth,
+        metadata=Metadata(track="pure", **meta),
+        provenance=Provenance(generator="t"),
+    )
+
+
+DIST = sample("distance", NumberTruth(value=1000.0, unit="km", equivalents={"mi": 621.371}))
+NEAR = sample("distance", NumberTruth(value=60.0, unit="km"))
+BEAR = sample("bearing", NumberTruth(value=358.0, unit="deg"))
+CHOICE = sample(
+    "relative_position_pure",
+    ChoiceTruth(answer="B", options={"A": "north", "B": "south", "C": "east", "D": "west"}),
+)
+INTERP = sample("interpolation", CoordinateTruth(lat=-33.86, lon=179.995))
+YESNO = sample("route_analysis", BooleanTruth(value=False))
+
+
+def ok(s, text):
+    return score_gps(s, text).correct
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("I think 900 km.\nFINAL ANSWER: 1000 km", True),
+        ("FINAL ANSWER: 900 km\nWait, recomputing.\nFINAL ANSWER: 1,020 km", True),  # the last one
+        ("**FINAL ANSWER:** **1 000 km**", False),  # "1 000" is not a thousands separator here
+        ("**Final Answer**: 1,049 km", True),
+        ("<think>FINAL ANSWER: 5 km</think>\nFINAL ANSWER: 990 km", True),  # think block ignored
+        ("<think>FINAL ANSWER: 1000 km</think>\nFINAL ANSWER: 5 km", False),
+        ("FINAL ANSWER: 621 mi", True),  # converted
+        ("FINAL ANSWER: 1000000 m", True),
+        ("FINAL ANSWER: 1051 km", False),  # 5.1 % off
+    ],
+)
+def test_distance_parsing(text, expected):
+    assert ok(DIST, text) is expected
+
+
+def test_distance_tolerance_is_max_of_5_km_and_5_percent():
+    assert ok(DIST, "FINAL ANSWER: 1049.9 km") and not ok(DIST, "FINAL ANSWER: 1050.1 km")
+    assert ok(DIST, "FINAL ANSWER: 950.1 km") and not ok(DIST, "FINAL ANSWER: 949.9 km")
+    assert ok(NEAR, "FINAL ANSWER: 64.9 km") and not ok(NEAR, "FINAL ANSWER: 65.1 km")  # 5 km
+    assert score_gps(DIST, "FINAL ANSWER: 900 km").closeness == pytest.approx(0.9)
+
+
+def test_bearings_wrap_at_360():
+    assert ok(BEAR, "FINAL ANSWER: 2.9 degrees")  # 4.9 degrees away across north
+    assert not ok(BEAR, "FINAL ANSWER: 3.1°")
+    assert ok(BEAR, "FINAL ANSWER: \u22122°")  # Unicode minus: -2 = 358
+    assert ok(BEAR, "FINAL ANSWER: 353.1 deg") and not ok(BEAR, "FINAL ANSWER: 352.9 deg")
+    assert angle_difference_deg(359, 1) == 2 and angle_difference_deg(10, 190) == 180
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "FINAL ANSWER: B",
+        "FINAL ANSWER: (B)",
+        "FINAL ANSWER: **B**",
+        "FINAL ANSWER: Option B",
+        "FINAL ANSWER: B) south",
+        "Reasoning...\n**FINAL ANSWER: b**",
+    ],
+)
+def test_letters_in_every_style(text):
+    assert ok(CHOICE, text)
+
+
+def test_a_letter_is_not_the_first_character_of_a_word():
+    assert not ok(CHOICE, "FINAL ANSWER: Because it is south")  # not "B"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("FINAL ANSWER: no", True),
+        ("FINAL ANSWER: **No.**", True),
+        ("FINAL ANSWER: north", False),
+        ("FINAL ANSWER: not sure", False),
+        ("FINAL ANSWER: yes", False),
+    ],
+)
+def test_yes_no_as_whole_words(text, expected):
+    assert ok(YESNO, text) is expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("FINAL ANSWER: -33.865, 179.999", True),
+        ("FINAL ANSWER: \u221233.865, \u2212179.999", True),  # across the antimeridian
+        ("FINAL ANSWER: 33.865 S, 179.999 E", True),  # hemisphere letters
+        ("FINAL ANSWER: 33°51'54\"S, 179°59'42\"E", True),  # DMS
+        ("FINAL ANSWER: 33.865, 179.999", False),  # north, not south
+        ("FINAL ANSWER: -33.871, 179.995", False),  # 0.011 degrees of latitude off
+        ("FINAL ANSWER: -33.86, 179.984", False),  # 0.011 degrees of longitude off
+        ("FINAL ANSWER: -33.86", False),  # only latitude
+    ],
+)
+def test_coordinates_check_both_values_hemispheres_and_wrap(text, expected):
+    assert ok(INTERP, text) is expected
+
+
+def test_utm_and_mercator_tolerances():
+    utm = sample(
+        "coordinate_transformation",
+        ValuesTruth(
+            values={"zone": 33.0, "easting": 500000.0, "northing": 4649776.0},
+            tolerances={"zone": 0, "easting": 10, "northing": 10},
+        ),
+    )
+    assert ok(utm, 'FINAL ANSWER: {"zone": 33, "easting": 500009.9, "northing": 4649766.1}')
+    assert not ok(utm, 'FINAL ANSWER: {"zone": 33, "easting": 500010.1, "northing": 4649776}')
+    assert not ok(utm, 'FINAL ANSWER: {"zone": 34, "easting": 500000, "northing": 4649776}')
+    merc = sample(
+        "coordinate_transformation",
+        ValuesTruth(values={"x": 1000.0, "y": 2000.0}, tolerances={"x": 100, "y": 100}),
+    )
+    assert ok(merc, 'FINAL ANSWER: {"x": 1099.9, "y": 1900.1}')
+    assert not ok(merc, 'FINAL ANSWER: {"x": 1100.1, "y": 2000}')
+    inverse = sample(
+        "coordinate_transformation", CoordinateTruth(lat=10.0, lon=20.0), tolerance_deg=0.0001
+    )
+    assert ok(inverse, "FINAL ANSWER: 10.00009, 19.99991")
+    assert not ok(inverse, "FINAL ANSWER: 10.00011, 20")
+
+
+def test_polygon_five_percent_and_missing_values():
+    poly = sample(
+        "polygon",
+        ValuesTruth(
+            values={"area_km2": 1000.0, "perimeter_km": 200.0},
+            tolerances={"area_km2": 50.0, "perimeter_km": 10.0},
+        ),
+    )
+    assert ok(poly, 'FINAL ANSWER: {"area_km2": 1049.9, "perimeter_km": 190.1}')
+    assert not ok(poly, 'FINAL ANSWER: {"area_km2": 1050.1, "perimeter_km": 200}')
+    assert not ok(poly, 'FINAL ANSWER: {"area_km2": 1000}')
+    assert score_gps(
+        poly, 'FINAL ANSWER: {"area_km2": 900, "perimeter_km": 200}'
+    ).closeness == pytest.approx(0.95)
+
+
+def test_format_conversion_exact_after_normalising_precision():
+    to_dms = sample("format_conversion", TextTruth(answer="48°51'23.8\"N, 2°21'07.9\"E"))
+    assert ok(to_dms, "FINAL ANSWER: 48°51'23.8\"N, 2°21'07.9\"E")
+    assert ok(to_dms, "FINAL ANSWER: N 48 51 23.8, E 2 21 7.9")
+    assert not ok(to_dms, "FINAL ANSWER: 48°51'23.9\"N, 2°21'07.9\"E")
+    assert not ok(to_dms, "FINAL ANSWER: 48°51'23.8\"S, 2°21'07.9\"E")
+    to_dec = sample("format_conversion", CoordinateTruth(lat=48.856611, lon=2.352194))
+    assert ok(to_dec, "FINAL ANSWER: 48.8566, 2.3522")
+    assert not ok(to_dec, "FINAL ANSWER: 48.8568, 2.3522")
+
+
+def test_missing_data_within_a_tenth_of_a_degree():
+    md = sample("missing_data", NumberTruth(value=-73.99, unit="deg"))
+    assert ok(md, "FINAL ANSWER: -73.9") and not ok(md, "FINAL ANSWER: -73.88")
+    assert ok(md, "FINAL ANSWER: \u221274.08")
+
+
+def test_place_association_accepts_alternate_names_and_grades_the_country():
+    pa = sample(
+        "place_association",
+        TextTruth(answer="München", accepted=["Munich", "Muenchen"]),
+        country="Germany",
+    )
+    got = score_gps(pa, "FINAL ANSWER: Munich, Bavaria, Germany")
+    assert got.correct and got.country_correct
+    got = score_gps(pa, "FINAL ANSWER: Augsburg, Bavaria, Germany")
+    assert not got.correct and got.country_correct
+
+
+TASK_SAMPLES = [
+    DIST,
+    BEAR,
+    CHOICE,
+    INTERP,
+    YESNO,
+    sample("polygon", ValuesTruth(values={"area_km2": 1.0}, tolerances={"area_km2": 0.05})),
+    sample("format_conversion", TextTruth(answer="1°00'00.0\"N, 1°00'00.0\"E")),
+    sample("place_association", TextTruth(answer="Oslo"), country="Norway"),
+]
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=st.text(max_size=200))
+def test_scoring_never_raises_on_arbitrary_text(text):
+    for s in TASK_SAMPLES:
+        result = score_gps(s, text)
+        assert isinstance(result.correct, bool)
