@@ -12,15 +12,15 @@ from cartoqa.records import (
     NumberTruth,
     Prompt,
     Provenance,
+    Sample,
     TextTruth,
     ValuesTruth,
 )
-from cartoqa.records import Sample as S
 from evaluators.gps import angle_difference_deg, score_gps
 
 
 def sample(task, truth, **meta):
-    return S(
+    return Sample(
         id="x1",
         task=task,
         prompt=Prompt(text="q"),
