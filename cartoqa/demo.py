@@ -16,7 +16,9 @@ Until the map tasks land this is the most complete pipeline cartoqa has:
    map stack (PostGIS import, Mapnik tiles, folium page, Chromium screenshot);
 6. build a small navigation set (SRN, RLE, MML) from the same extract, answer
    it with the oracle and random baselines and score it with the CartoMapQA
-   metrics (SR^2, aSA, connectivity, MAPE, accuracy).
+   metrics (SR^2, aSA, connectivity, MAPE, accuracy);
+7. generate a small GPS set (every GPS task), answer it with the same
+   baselines and print per-track and per-task accuracy.
 """
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ __all__ = [
     "build_distance_dataset",
     "render_demo_map",
     "run_demo",
+    "run_gps_demo",
     "run_navigation_demo",
 ]
 
@@ -277,6 +280,34 @@ def run_navigation_demo(
         model = load_model(spec)
         with open_run_store(out / "runs", dataset, spec, settings) as store:
             run_model(dataset, model, store, settings=settings)
+            latest = {k: r.response for k, r in store.latest().items()}
+        scores[spec] = score_run(dataset.samples, latest)
+    return dataset, scores
+
+
+def run_gps_demo(
+    out: Path, *, per_task: int = 20, seed: int = 42, models: tuple[str, ...] = ("oracle", "random")
+) -> tuple[Dataset, dict[str, dict[str, dict[str, dict[str, float]]]]]:
+    """Generate (or reuse) a small GPS set, answer it with the baselines (resumably) and score
+    it: model -> task -> group -> metric, with the track summary under "gps"."""
+    from cartoqa.errors import DatasetError
+    from cartoqa.models import load_model
+    from cartoqa.tasks.gps import generate_gps
+    from evaluators.scoring import score_run
+
+    folder = out / f"gps-{per_task}"
+    try:
+        dataset = load_dataset(folder)
+        if dataset.manifest.seeds != [seed]:
+            raise DatasetError("made with another seed")
+    except DatasetError:
+        generate_gps(folder, per_task=per_task, seed=seed, overwrite=True)
+        dataset = load_dataset(folder)
+    scores = {}
+    settings = GenerationSettings()
+    for spec in models:
+        with open_run_store(out / "runs", dataset, spec, settings) as store:
+            run_model(dataset, load_model(spec), store, settings=settings)
             latest = {k: r.response for k, r in store.latest().items()}
         scores[spec] = score_run(dataset.samples, latest)
     return dataset, scores

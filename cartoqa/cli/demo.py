@@ -36,6 +36,10 @@ def demo(
         ),
     ] = True,
     per_task: Annotated[int, typer.Option(help="Navigation questions per task.", min=1)] = 3,
+    gps: Annotated[
+        bool, typer.Option("--gps/--no-gps", help="Also generate and score a small GPS set.")
+    ] = True,
+    gps_per_task: Annotated[int, typer.Option(help="GPS questions per task.", min=10)] = 20,
 ) -> None:
     """Build a small distance benchmark from GeoNames cities, run a baseline on it, score it.
 
@@ -75,8 +79,30 @@ def demo(
             raise typer.Exit(1) from None
         console.print(f"map: {path} (map data © OpenStreetMap contributors)")
 
+    if gps:
+        _gps(out, gps_per_task, console)
     if navigation:
         _navigation(out, extract, carto_files, per_task, seed, console)
+
+
+def _gps(out: Path, per_task: int, console: Console) -> None:
+    from cartoqa.demo import run_gps_demo
+
+    dataset, scores = run_gps_demo(out, per_task=per_task)
+    models = list(scores)
+    table = Table(title=f"GPS tasks ({len(dataset)} questions, {per_task} per task): accuracy")
+    table.add_column("task")
+    for m in models:
+        table.add_column(m, justify="right")
+    tasks = [t for t in scores[models[0]] if t != "gps"]
+    for task in tasks:
+        table.add_row(task, *(f"{scores[m][task]['all']['accuracy']:.3f}" for m in models))
+    for group in scores[models[0]]["gps"]:
+        table.add_row(
+            f"[bold]{group}[/bold]", *(f"{scores[m]['gps'][group]['accuracy']:.3f}" for m in models)
+        )
+    console.print(table)
+    console.print(f"dataset: {dataset.path}. City data: GeoNames (CC BY 4.0)")
 
 
 def _navigation(
