@@ -146,3 +146,18 @@ def test_cli_generate_and_score_writes_json_and_csv(tmp_path):
     )
     r = CliRunner().invoke(app, ["gps", "generate", str(tmp_path / "x"), "--tasks", "nope"])
     assert r.exit_code == 2 and "not a GPS task" in r.output
+
+
+def test_continent_quotas_draw_small_sets_and_allocate_large_ones():
+    from cartoqa.tasks.gps._sampling import QUOTAS, Sampler
+
+    s = Sampler(load_cities(), np.random.default_rng(1))
+    six = collections.Counter(s.continents_for(6))
+    assert six == {"AF": 1, "AS": 2, "EU": 1, "NA": 1, "SA": 1}
+    eight = collections.Counter(s.continents_for(8))
+    assert sum(eight.values()) == 8 and eight["AS"] == 2
+    draws = collections.Counter(s.continent() for _ in range(20_000))
+    for k, q in QUOTAS.items():
+        assert abs(draws[k] / 20_000 - q) < 0.015
+    idx = s.spread(6, 100)
+    assert collections.Counter(s.c.continent[i] for i in idx) == six

@@ -73,12 +73,25 @@ class Sampler:
                 return i, int(pool[k]), float(d[k])
         raise RuntimeError(f"no city pair {min_km}-{max_km} km apart found")
 
+    def continents_for(self, n: int) -> list[str]:
+        """The continents of an ``n``-city set: drawn by the quotas for fewer than 6 cities,
+        allocated in proportion to them (largest remainders) for 6 or more."""
+        if n < 6:
+            return [self.continent() for _ in range(n)]
+        shares = {k: q * n for k, q in QUOTAS.items()}
+        counts = {k: int(v) for k, v in shares.items()}
+        for k in sorted(shares, key=lambda k: -(shares[k] - counts[k]))[: n - sum(counts.values())]:
+            counts[k] += 1
+        plan = [k for k, c in counts.items() for _ in range(c)]
+        return [plan[int(i)] for i in self.rng.permutation(len(plan))]
+
     def spread(self, n: int, min_km: float, continent: str | None = None) -> list[int]:
         """``n`` cities pairwise at least ``min_km`` apart (by quota, or from one continent)."""
         for _ in range(1000):
             chosen: list[int] = []
+            plan = [continent] * n if continent else self.continents_for(n)
             for _ in range(50 * n):
-                i = self.city(continent)
+                i = self.city(plan[len(chosen)])
                 if all(
                     distance_km(self.c.lat[i], self.c.lon[i], self.c.lat[j], self.c.lon[j])
                     >= min_km
