@@ -27,6 +27,22 @@ def store_lines(runs: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines()]
 
 
+def run_command(ds, server, runs: Path, *, concurrency: int) -> list[str]:
+    """The installed ``cartoqa run`` against the fake server, as a subprocess argument list."""
+    return [
+        str(CARTOQA),
+        "run",
+        str(ds.path),
+        "--model",
+        f"openai:fake@{server.url}",
+        "--concurrency",
+        str(concurrency),
+        "--runs-dir",
+        str(runs),
+        "--no-progress",
+    ]
+
+
 def wait_for_lines(runs: Path, n: int, timeout_s: float = 60) -> None:
     """Wait until the run store under ``runs`` holds at least ``n`` lines."""
     deadline = time.time() + timeout_s
@@ -145,18 +161,7 @@ def test_cli_run_killed_with_sigkill_then_rerun_has_one_response_per_sample(tmp_
     ds = text_dataset(tmp_path / "ds", 80)
     runs = tmp_path / "runs"
     with FakeOpenAIServer(latency_s=0.03) as server:
-        cmd = [
-            str(CARTOQA),
-            "run",
-            str(ds.path),
-            "--model",
-            f"openai:fake@{server.url}",
-            "--concurrency",
-            "4",
-            "--runs-dir",
-            str(runs),
-            "--no-progress",
-        ]
+        cmd = run_command(ds, server, runs, concurrency=4)
         kills = 0
         for stop_at in (10, 35):  # kill twice, at different depths
             proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -181,18 +186,7 @@ def test_ctrl_c_stops_with_status_130_and_keeps_the_answers(tmp_path):
     ds = text_dataset(tmp_path / "ds", 200)
     runs = tmp_path / "runs"
     with FakeOpenAIServer(latency_s=0.05) as server:
-        cmd = [
-            str(CARTOQA),
-            "run",
-            str(ds.path),
-            "--model",
-            f"openai:fake@{server.url}",
-            "--concurrency",
-            "2",
-            "--runs-dir",
-            str(runs),
-            "--no-progress",
-        ]
+        cmd = run_command(ds, server, runs, concurrency=2)
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         wait_for_lines(runs, 5)
         proc.send_signal(signal.SIGINT)

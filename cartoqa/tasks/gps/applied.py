@@ -6,12 +6,12 @@ from collections import defaultdict
 
 import numpy as np
 
-from cartoqa.geodesy import compass_direction, distance_km, initial_bearing_deg, interpolate
+from cartoqa.geodesy import distance_km, interpolate
 from cartoqa.records import BooleanTruth, ChoiceTruth, GroupingTruth, NumberTruth, TextTruth
 
 from ._cities import CONTINENT_NAMES
-from ._sampling import Draft, Sampler, distance_band
-from .pure import SECTOR_NAMES, SECTORS
+from ._sampling import Draft, Sampler
+from .pure import direction_question
 
 __all__ = ["APPLIED_TASKS"]
 
@@ -95,24 +95,8 @@ def name_disambiguation(s: Sampler, n: int) -> Draft:
 def relative_position_applied(s: Sampler, n: int) -> Draft:
     lo, hi = BANDS_KM[n % len(BANDS_KM)]
     i, j, km = s.pair(lo, hi, same_continent=True)
-    c = s.c
-    b = float(initial_bearing_deg(c.lat[i], c.lon[i], c.lat[j], c.lon[j]))
-    sector = str(compass_direction(b))
-    opts, letter = s.options(
-        SECTOR_NAMES[sector], [SECTOR_NAMES[x] for x in SECTORS if x != sector]
-    )
-    listed = "\n".join(f"{k}) {v}" for k, v in opts.items())
-    text = (
-        f"In which direction does {s.named(j)} lie from {s.named(i)}?\n{listed}\n"
-        "Answer with the letter: FINAL ANSWER: <letter>"
-    )
-    return Draft(
-        text,
-        ChoiceTruth(answer=letter, options=opts),
-        str(c.subregion[i]),
-        distance_band(km),
-        {"band_km": f"{lo}-{hi}"},
-    )
+    question = f"In which direction does {s.named(j)} lie from {s.named(i)}?"
+    return direction_question(s, i, j, question, {"band_km": f"{lo}-{hi}"}, km)
 
 
 def proximity(s: Sampler, n: int) -> Draft:

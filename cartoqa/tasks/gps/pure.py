@@ -288,8 +288,9 @@ def route_geometry(s: Sampler, n: int) -> Draft:
     )
 
 
-def relative_position_pure(s: Sampler, n: int) -> Draft:
-    i, j, km = s.pair(100)
+def direction_question(s: Sampler, i: int, j: int, question: str, meta: dict, km: float) -> Draft:
+    """A multiple-choice direction question: the 8-sector compass point of the initial bearing
+    from city i to city j, against three other sectors."""
     c = s.c
     b = float(initial_bearing_deg(c.lat[i], c.lon[i], c.lat[j], c.lon[j]))
     sector = str(compass_direction(b))
@@ -297,17 +298,22 @@ def relative_position_pure(s: Sampler, n: int) -> Draft:
         SECTOR_NAMES[sector], [SECTOR_NAMES[x] for x in SECTORS if x != sector]
     )
     listed = "\n".join(f"{k}) {v}" for k, v in opts.items())
-    text = (
-        f"Going by the initial bearing, in which direction does {s.label(j)} lie from "
-        f"{s.label(i)}?\n{listed}\nAnswer with the letter: FINAL ANSWER: <letter>"
-    )
+    text = f"{question}\n{listed}\nAnswer with the letter: FINAL ANSWER: <letter>"
     return Draft(
         text,
         ChoiceTruth(answer=letter, options=opts),
         _region(s, i),
         distance_band(km),
-        {"bearing": round(b, 2)},
+        {"bearing": round(b, 2), **meta},
     )
+
+
+def relative_position_pure(s: Sampler, n: int) -> Draft:
+    i, j, km = s.pair(100)
+    question = (
+        f"Going by the initial bearing, in which direction does {s.label(j)} lie from {s.label(i)}?"
+    )
+    return direction_question(s, i, j, question, {}, km)
 
 
 PURE_TASKS = {
