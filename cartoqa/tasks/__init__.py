@@ -2,7 +2,8 @@
 
 ``cartoqa.tasks.navigation``: SRN, RLE and MML from an extract's road graph;
 ``cartoqa.tasks.build.build_dataset``: sample, render and write a dataset
-(``cartoqa build``).
+(``cartoqa build``); ``cartoqa.tasks.gps``: the text-only GPS tasks
+(``cartoqa gps generate``).
 """
 
 from .build import BuildReport, build_dataset
