@@ -252,9 +252,7 @@ def run_navigation_demo(
     """Build (or reuse) a small SRN/RLE/MML set from the extract (default: the embedded one),
     answer it with the baselines (resumably) and score it: model -> task -> group -> metric."""
     from cartoqa.errors import DatasetError
-    from cartoqa.models import load_model
     from cartoqa.tasks import build_dataset
-    from evaluators.scoring import score_run
     from maps import load_extract
 
     folder = out / f"navigation-{per_task}"
@@ -274,15 +272,7 @@ def run_navigation_demo(
             progress=False,
         )
         dataset = load_dataset(folder)
-    scores = {}
-    settings = GenerationSettings()
-    for spec in models:
-        model = load_model(spec)
-        with open_run_store(out / "runs", dataset, spec, settings) as store:
-            run_model(dataset, model, store, settings=settings)
-            latest = {k: r.response for k, r in store.latest().items()}
-        scores[spec] = score_run(dataset.samples, latest)
-    return dataset, scores
+    return dataset, _score_baselines(out, dataset, models)
 
 
 def run_gps_demo(
@@ -291,9 +281,7 @@ def run_gps_demo(
     """Generate (or reuse) a small GPS set, answer it with the baselines (resumably) and score
     it: model -> task -> group -> metric, with the track summary under "gps"."""
     from cartoqa.errors import DatasetError
-    from cartoqa.models import load_model
     from cartoqa.tasks.gps import generate_gps
-    from evaluators.scoring import score_run
 
     folder = out / f"gps-{per_task}"
     try:
@@ -303,6 +291,16 @@ def run_gps_demo(
     except DatasetError:
         generate_gps(folder, per_task=per_task, seed=seed, overwrite=True)
         dataset = load_dataset(folder)
+    return dataset, _score_baselines(out, dataset, models)
+
+
+def _score_baselines(
+    out: Path, dataset: Dataset, models: tuple[str, ...]
+) -> dict[str, dict[str, dict[str, dict[str, float]]]]:
+    """Answer ``dataset`` with each model spec (resumably, stores under out/runs) and score it."""
+    from cartoqa.models import load_model
+    from evaluators.scoring import score_run
+
     scores = {}
     settings = GenerationSettings()
     for spec in models:
@@ -310,4 +308,4 @@ def run_gps_demo(
             run_model(dataset, load_model(spec), store, settings=settings)
             latest = {k: r.response for k, r in store.latest().items()}
         scores[spec] = score_run(dataset.samples, latest)
-    return dataset, scores
+    return scores

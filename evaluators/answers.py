@@ -60,6 +60,7 @@ __all__ = [
     "ANSWER_FORMATTERS",
     "answer_matches",
     "format_answer",
+    "last_json_value",
     "normalise_name",
     "parse_answer",
     "parse_sample_answer",
@@ -148,7 +149,7 @@ _YES_NO = re.compile(r"^\s*(yes|no|true|false|present|absent)\s*(?:$|[.,;:!)\-\u
 _LETTER = re.compile(r"^\(?\s*(?:option\s+)?([A-Za-z])\s*(?:[).:\]]|$|\s)", re.IGNORECASE)
 
 
-def _json_value(text: str, opener: str) -> Any:
+def last_json_value(text: str, opener: str) -> Any:
     """The last top-level JSON value starting with ``opener`` ("[" or "{") in ``text``
     (values nested inside another are skipped over, so a table's inner objects never win)."""
     closer = "]" if opener == "[" else "}"
@@ -214,14 +215,14 @@ def parse_answer(kind: str, response: str) -> Any:
         except ValueError as exc:
             raise AnswerParseError(str(exc)) from None
     if kind in ("values", "grouping", "feature_table", "road_pair"):
-        value = _json_value(response, "{")
+        value = last_json_value(response, "{")
         if not isinstance(value, dict):
             raise AnswerParseError(f"expected a JSON object, got {value!r:.80}")
         return value
     if kind in ("names", "route", "indices"):
         if kind == "names" and "[" not in response:
             return _lines(response.split(":", 1)[1] if _is_final(response) else response)
-        value = _json_value(response, "[")
+        value = last_json_value(response, "[")
         if not isinstance(value, list):
             raise AnswerParseError(f"expected a JSON list, got {value!r:.80}")
         return value

@@ -28,7 +28,7 @@ from typing import Any, Literal
 from cartoqa.geodesy import TURN_ACTIONS, turn_action
 from cartoqa.records import NumberTruth, RoadNetwork, RoadPairTruth, RouteTruth
 
-from .answers import _json_value, normalise_name
+from .answers import last_json_value, normalise_name
 from .numeric import AnswerParseError, final_answer_text, parse_number
 
 __all__ = [
@@ -244,7 +244,7 @@ def parse_road_pair(text: str) -> tuple[str, str]:
     """The two road names of an MML answer: JSON {"road_1": ..., "road_2": ...}, or two names
     joined by "and", "&", ";" or a new line after FINAL ANSWER."""
     try:
-        value = _json_value(text.replace("```json", "").replace("```", ""), "{")
+        value = last_json_value(text.replace("```json", "").replace("```", ""), "{")
     except AnswerParseError:
         value = None
     if isinstance(value, dict):

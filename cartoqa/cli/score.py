@@ -72,14 +72,8 @@ def score(
     console = Console()
     for name, scores in runs:
         for task, table in scores.items():
-            metrics = list(next(iter(table.values())).keys())
-            t = Table(title=f"{name} · {task}" + (f" · mode {mode}" if mode != "cartoqa" else ""))
-            t.add_column("group")
-            for m in metrics:
-                t.add_column(m, justify="right")
-            for group, values in table.items():
-                t.add_row(group, *(_fmt(values.get(m)) for m in metrics))
-            console.print(t)
+            suffix = f" · mode {mode}" if mode != "cartoqa" else ""
+            console.print(_rich_table(f"{name} · {task}{suffix}", table))
     for credit in ds.manifest.attribution:
         console.print(credit)
 
@@ -100,6 +94,18 @@ def _write(folder: Path, runs: list) -> None:
                 for group, values in table.items():
                     for metric, value in values.items():
                         w.writerow([model, task, group, metric, value])
+
+
+def _rich_table(title: str, table: dict) -> Table:
+    """Group -> metric -> value as a table, its columns from the first group's metrics."""
+    metrics = list(next(iter(table.values())).keys())
+    t = Table(title=title)
+    t.add_column("group")
+    for m in metrics:
+        t.add_column(m, justify="right")
+    for group, values in table.items():
+        t.add_row(group, *(_fmt(values.get(m)) for m in metrics))
+    return t
 
 
 def _fmt(v: object) -> str:
@@ -125,11 +131,4 @@ def score_release(
     if as_json:
         typer.echo(json.dumps(table, indent=1))
         return
-    metrics = list(table["all"].keys())
-    t = Table(title=f"SRN, {responses} (original CartoMapQA layout)")
-    t.add_column("group")
-    for m in metrics:
-        t.add_column(m, justify="right")
-    for group, values in table.items():
-        t.add_row(group, *(_fmt(values.get(m)) for m in metrics))
-    Console().print(t)
+    Console().print(_rich_table(f"SRN, {responses} (original CartoMapQA layout)", table))

@@ -10,7 +10,7 @@ from typing import Any
 
 from cartoqa.errors import ModelError
 
-from ._retry import Failure, RetryPolicy, call_with_retries
+from ._retry import Failure, RetryPolicy, call_with_retries, parse_retry_after
 from ._types import Request, Response
 
 __all__ = ["APIModel", "MalformedReplyError", "api_key"]
@@ -44,6 +44,7 @@ class APIModel:
     call from ``--concurrency`` threads instead)."""
     spec: str
     retry: RetryPolicy
+    key_env: str
 
     def _params(self, request: Request) -> Any:
         raise NotImplementedError
@@ -53,6 +54,27 @@ class APIModel:
 
     def _classify(self, exc: BaseException) -> Failure:
         raise NotImplementedError
+
+    def _classify_sdk(self, exc: BaseException, sdk: Any) -> Failure:
+        """The reading of an exception from a Stainless-generated SDK (``openai``,
+        ``anthropic``: the same exception classes), given the SDK's module."""
+        import json
+
+        if isinstance(exc, sdk.APITimeoutError):
+            return Failure("retry", f"timeout: no reply within {self.retry.timeout_s:g} s")
+        if isinstance(exc, sdk.APIConnectionError):
+            return Failure("retry", f"connection failed: {exc.__cause__ or exc}")
+        if isinstance(exc, sdk.APIStatusError):
+            headers = exc.response.headers
+            after = parse_retry_after(headers.get("retry-after"))
+            ms = parse_retry_after(headers.get("retry-after-ms"))
+            if ms is not None:
+                after = ms / 1000
+            detail = f"HTTP {exc.status_code}: {str(exc.message)[:200]}"
+            return status_failure(exc.status_code, detail, self.key_env, after)
+        if isinstance(exc, sdk.APIResponseValidationError | json.JSONDecodeError):
+            return Failure("retry", f"malformed reply: {str(exc)[:200]}")
+        return Failure("fail", f"{type(exc).__name__}: {str(exc)[:200]}")
 
     def _classify_common(self, exc: BaseException) -> Failure | None:
         if isinstance(exc, MalformedReplyError):

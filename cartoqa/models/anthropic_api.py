@@ -12,9 +12,9 @@ from typing import Any
 
 from cartoqa.errors import MissingDependencyError
 
-from ._api import APIModel, MalformedReplyError, api_key, status_failure
+from ._api import APIModel, MalformedReplyError, api_key
 from ._images import image_bytes
-from ._retry import Failure, RetryPolicy, parse_retry_after
+from ._retry import Failure, RetryPolicy
 from ._types import Request
 
 __all__ = ["AnthropicModel", "build_anthropic_params"]
@@ -82,17 +82,7 @@ class AnthropicModel(APIModel):
     def _classify(self, exc: BaseException) -> Failure:
         import anthropic
 
-        if isinstance(exc, anthropic.APITimeoutError):
-            return Failure("retry", f"timeout: no reply within {self.retry.timeout_s:g} s")
-        if isinstance(exc, anthropic.APIConnectionError):
-            return Failure("retry", f"connection failed: {exc.__cause__ or exc}")
-        if isinstance(exc, anthropic.APIStatusError):
-            after = parse_retry_after(exc.response.headers.get("retry-after"))
-            detail = f"HTTP {exc.status_code}: {str(exc.message)[:200]}"
-            return status_failure(exc.status_code, detail, self.key_env, after)
-        if isinstance(exc, anthropic.APIResponseValidationError):
-            return Failure("retry", f"malformed reply: {str(exc)[:200]}")
-        return Failure("fail", f"{type(exc).__name__}: {str(exc)[:200]}")
+        return self._classify_sdk(exc, anthropic)
 
     def close(self) -> None:
         self._client.close()

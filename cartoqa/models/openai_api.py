@@ -12,12 +12,11 @@ fail the same way).  The key comes from an environment variable
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
-from ._api import APIModel, MalformedReplyError, api_key, status_failure
+from ._api import APIModel, MalformedReplyError, api_key
 from ._images import data_uri
-from ._retry import Failure, RetryPolicy, parse_retry_after
+from ._retry import Failure, RetryPolicy
 from ._types import Request
 
 __all__ = ["OPENAI_URL", "OpenAIModel", "build_messages"]
@@ -96,21 +95,7 @@ class OpenAIModel(APIModel):
     def _classify(self, exc: BaseException) -> Failure:
         import openai
 
-        if isinstance(exc, openai.APITimeoutError):
-            return Failure("retry", f"timeout: no reply within {self.retry.timeout_s:g} s")
-        if isinstance(exc, openai.APIConnectionError):
-            return Failure("retry", f"connection failed: {exc.__cause__ or exc}")
-        if isinstance(exc, openai.APIStatusError):
-            headers = exc.response.headers
-            after = parse_retry_after(headers.get("retry-after"))
-            ms = parse_retry_after(headers.get("retry-after-ms"))
-            if ms is not None:
-                after = ms / 1000
-            detail = f"HTTP {exc.status_code}: {str(exc.message)[:200]}"
-            return status_failure(exc.status_code, detail, self.key_env, after)
-        if isinstance(exc, openai.APIResponseValidationError | json.JSONDecodeError):
-            return Failure("retry", f"malformed reply: {str(exc)[:200]}")
-        return Failure("fail", f"{type(exc).__name__}: {str(exc)[:200]}")
+        return self._classify_sdk(exc, openai)
 
     def close(self) -> None:
         self._client.close()
