@@ -123,8 +123,9 @@ def _format_lines(sample: Sample) -> str:
 def _format_place(sample: Sample) -> str:
     truth = sample.ground_truth
     assert isinstance(truth, TextTruth)
-    country = (sample.metadata.model_extra or {}).get("country")
-    return _final(f"{truth.answer}, {country}" if country else truth.answer)
+    extra = sample.metadata.model_extra or {}
+    parts = [truth.answer, extra.get("province"), extra.get("country")]
+    return _final(", ".join(p for p in parts if p))
 
 
 #: task -> how its prompt asks for the answer, where that differs from the kind's format

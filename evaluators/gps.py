@@ -12,12 +12,16 @@ UTM within 10 m, Web Mercator within 100 m, their inverses within 0.0001 /
 wrapping at 360; interpolation within 0.01 degrees; polygon within 5 %;
 bounding box per value as the sample states; missing data within 0.1
 degrees.  Place association accepts the GeoNames name or any alternate
-name, and is also graded at country level.
+name, and is also graded at province/state level (GeoNames' admin1 name,
+accents, case and words such as "Province" or "Governorate" aside, or a
+letter code such as "CA") and at country level.
 """
 
 from __future__ import annotations
 
 import math
+import re
+import unicodedata
 from dataclasses import dataclass
 
 from cartoqa.geodesy import parse_coordinate
@@ -32,7 +36,7 @@ from cartoqa.records import (
 from .answers import answer_matches, normalise_name, parse_answer
 from .numeric import AnswerParseError, final_answer_text, parse_number, within_tolerance
 
-__all__ = ["GpsScore", "angle_difference_deg", "score_gps"]
+__all__ = ["GpsScore", "angle_difference_deg", "division_core", "province_matches", "score_gps"]
 
 _DMS_HALF_UNIT_DEG = 0.05 / 3600 + 1e-9
 
@@ -45,6 +49,9 @@ class GpsScore:
     why: str | None = None
     country_correct: bool | None = None
     """Place association: the answer names the right country."""
+    province_correct: bool | None = None
+    """Place association: the answer names the right province or state (None where the
+    sample has no province name)."""
 
 
 def angle_difference_deg(a: float, b: float) -> float:
@@ -62,6 +69,36 @@ def _coordinate(text: str) -> tuple[float, float]:
         return parse_coordinate(final_answer_text(text))
     except ValueError as exc:
         raise AnswerParseError(str(exc)) from None
+
+
+# words that name the kind of division, not the division ("Bavaria" = "Free State of
+# Bavaria"; "Muhafazat al Qahirah" = "al Qahirah Governorate")
+_DIVISION_WORDS = re.compile(
+    r"\b(?:province|provincia|provinz|state|estado|etat|region|oblast|governorate|muhafazat|"
+    r"prefecture|district|county|department|departamento|territory|krai|kray|republic|"
+    r"respublika|autonomous|free|federal|capital|of|the|de|del|do|da|des|du|la|le|"
+    r"al|ad|an|ar|as|ash|at|az|el)\b"
+)
+
+
+def division_core(name: str) -> str:
+    """A province or state name without accents, case, punctuation or division words."""
+    text = unicodedata.normalize("NFKD", name)
+    text = "".join(ch for ch in text if not unicodedata.combining(ch)).casefold()
+    text = re.sub(r"[^\w]+", " ", text)
+    return " ".join(_DIVISION_WORDS.sub(" ", text).split())
+
+
+def province_matches(answer: str, province: str, code: str = "") -> bool:
+    """Whether a "city, province, country" answer names ``province`` (its GeoNames name,
+    division words aside), or its letter code where GeoNames uses one (US states: "CA")."""
+    fields = [division_core(f) for f in final_answer_text(answer).split(",")[1:]]
+    if len(fields) > 2:
+        fields = fields[:-1]  # the last is the country
+    want = division_core(province)
+    if want and any(re.search(rf"\b{re.escape(want)}\b", f) for f in fields):
+        return True
+    return code.isalpha() and code.casefold() in fields
 
 
 def _close(pred: float, truth: float) -> float:
@@ -135,8 +172,17 @@ def _score(sample: Sample, response: str) -> GpsScore:
         names = {normalise_name(n) for n in [truth.answer, *truth.accepted]}
         country = str(md.get("country") or "")
         country_ok = bool(country) and normalise_name(country) in normalise_name(text)
+        province = md.get("province")
+        province_ok = (
+            province_matches(text, str(province), str(md.get("admin1") or "")) if province else None
+        )
         ok = city in names
-        return GpsScore(ok, why=None if ok else "another place", country_correct=country_ok)
+        return GpsScore(
+            ok,
+            why=None if ok else "another place",
+            country_correct=country_ok,
+            province_correct=province_ok,
+        )
     parsed = parse_answer(truth.kind, response)
     ok = answer_matches(truth, parsed)
     return GpsScore(ok, why=None if ok else "wrong")

