@@ -2,9 +2,10 @@
 
     python benchmarks/gps.py [--per-task 3400] [--seed 42]
 
-One run, one table.  Generation writes the 17 x 3,400 = 57,800-sample
-dataset (target: under 60 s on 2 cores); scoring runs ``score_run`` over
-57,800 responses, those of the ``oracle`` baseline (target: under 10 s).
+One run, one table.  Generation writes the full dataset, GPSBench's 17
+tasks and the missing-data probe, 3,400 each: 61,200 samples (target: under
+60 s on 2 cores); scoring runs ``score_run`` over one response per sample,
+those of the ``oracle`` baseline (target: under 10 s).
 """
 
 from __future__ import annotations

@@ -100,7 +100,7 @@ MAP_TASKS = frozenset(
     {"mfs", "stmf_presence", "stmf_count", "stmf_names", "mtmf", "rle", "mml", "srn"}
 )
 #: GPS breakdown keys (metadata), besides split
-GPS_GROUPS = ("difficulty", "region", "noise_m")
+GPS_GROUPS = ("difficulty", "region", "noise_m", "terrain")
 
 
 def _gps(samples: Sequence[Sample], responses: Mapping[str, str | None]) -> Table:
@@ -111,6 +111,9 @@ def _gps(samples: Sequence[Sample], responses: Mapping[str, str | None]) -> Tabl
         close = [sc.closeness for _, sc in items if sc.closeness is not None]
         if close:
             out["1-MAPE"] = _mean(close)
+        province = [sc.province_correct for _, sc in items if sc.province_correct is not None]
+        if province:
+            out["province accuracy"] = _mean([float(c) for c in province])
         country = [sc.country_correct for _, sc in items if sc.country_correct is not None]
         if country:
             out["country accuracy"] = _mean([float(c) for c in country])
@@ -125,8 +128,8 @@ def _gps(samples: Sequence[Sample], responses: Mapping[str, str | None]) -> Tabl
                 return s.split
             return getattr(s.metadata, k, None) or (s.metadata.model_extra or {}).get(k)
 
-        if key == "noise_m" and samples and samples[0].task != "place_association":
-            continue
+        if key in ("noise_m", "terrain") and all(group_of((s,), key) is None for s in samples):
+            continue  # a task's own breakdown (noise: place association; terrain class)
         by = grouped(rows, key=group_of, reduce=reduce)
         table |= {f"{key}={g}": v for g, v in by.items() if g != "all"}
     return table

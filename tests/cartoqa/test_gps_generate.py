@@ -13,6 +13,7 @@ from cartoqa.models.baselines import OracleModel
 from cartoqa.stores import load_dataset
 from cartoqa.tasks.gps import GPS_TASKS, assign_splits, generate_gps
 from cartoqa.tasks.gps._cities import load_cities
+from cartoqa.tasks.gps._terrain import TERRAIN_CLASSES
 from evaluators.scoring import score_run
 
 PER_TASK = 60
@@ -27,10 +28,9 @@ def gps(tmp_path_factory):
 
 def test_every_task_with_its_count_and_split_sizes(gps):
     counts = collections.Counter((s.task, s.split) for s in gps)
-    # 16 of GPSBench's 17 tasks and the missing-data probe; terrain classification needs terrain
-    # data this machine does not have (see the README)
-    assert {s.task for s in gps} == set(GPS_TASKS) and len(GPS_TASKS) == 17
-    assert "terrain_classification" not in GPS_TASKS and "missing_data" in GPS_TASKS
+    # GPSBench's 17 tasks and the missing-data probe
+    assert {s.task for s in gps} == set(GPS_TASKS) and len(GPS_TASKS) == 18
+    assert "terrain_classification" in GPS_TASKS and "missing_data" in GPS_TASKS
     for task in GPS_TASKS:
         assert (counts[task, "train"], counts[task, "dev"], counts[task, "test"]) == (36, 6, 18)
     ids = [s.id for s in gps]
@@ -62,10 +62,12 @@ def test_split_is_stratified_by_difficulty_and_region():
 def test_sampling_rules_hold(gps):
     cities = load_cities()
     conts = collections.Counter()
+    provinces = []
     for s in gps:
         md = s.metadata.model_extra or {}
         if s.task == "place_association":
             assert md["noise_m"] in (0, 10, 50, 100, 500, 1000)
+            provinces.append(md["province"])
         if s.task == "relative_position_applied":
             assert md["band_km"] in ("200-500", "500-1000", "1000-2000", "2000-3000")
         if s.task == "polygon":
@@ -76,6 +78,7 @@ def test_sampling_rules_hold(gps):
             assert s.ground_truth.value >= 50 and "mi" in s.ground_truth.equivalents
         conts[s.metadata.region] += 1
     assert len(conts) == 10  # every subregion shows up
+    assert sum(p is not None for p in provinces) >= 0.9 * len(provinces)
     assert len(cities) > 30_000
 
 
@@ -93,6 +96,11 @@ def test_oracle_scores_every_task_perfectly_and_random_near_chance(gps):
     for task in GPS_TASKS:
         assert oracle[task]["all"]["accuracy"] == 1.0, task
     assert oracle["gps"]["all tasks"]["accuracy"] == 1.0
+    assert {f"terrain={k}" for k in TERRAIN_CLASSES} <= set(oracle["terrain_classification"])
+    assert "noise_m=500" in oracle["place_association"]
+    assert not any(k.startswith(("noise_m=", "terrain=")) for k in oracle["distance"])
+    place = oracle["place_association"]["all"]
+    assert place["province accuracy"] == 1.0 and place["country accuracy"] == 1.0
     rand = score_run(gps.samples, _answers(RandomModel(seed=3), gps))
     for task in (
         "relative_position_pure",
@@ -100,6 +108,7 @@ def test_oracle_scores_every_task_perfectly_and_random_near_chance(gps):
         "proximity",
         "name_disambiguation",
         "spatial_patterns",
+        "terrain_classification",
     ):
         assert 0.05 <= rand[task]["all"]["accuracy"] <= 0.5, task  # 1 in 4 or 5
     for task in ("distance", "interpolation", "coordinate_transformation", "missing_data"):

@@ -42,6 +42,8 @@ class Sampler:
         self.rng = rng
         self.by_continent = {k: np.flatnonzero(cities.continent == k) for k in QUOTAS}
         self._keys = list(QUOTAS)
+        self.memo: dict[str, Any] = {}
+        """Per-task state built once per generator (the terrain task's point sampler)."""
         self._weights = np.array([QUOTAS[k] for k in self._keys])
 
     def continent(self) -> str:

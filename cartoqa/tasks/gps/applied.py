@@ -11,6 +11,7 @@ from cartoqa.records import BooleanTruth, ChoiceTruth, GroupingTruth, NumberTrut
 
 from ._cities import CONTINENT_NAMES
 from ._sampling import Draft, Sampler
+from ._terrain import TERRAIN_CLASSES, TerrainSampler, load_terrain
 from .pure import direction_question
 
 __all__ = ["APPLIED_TASKS"]
@@ -43,6 +44,7 @@ def place_association(s: Sampler, n: int) -> Draft:
         "noise_m": sigma,
         "country": s.c.country_name[i],
         "admin1": s.c.admin1[i],
+        "province": s.c.admin1_name[i] or None,
         "population": pop,
     }
     return Draft(text, truth, str(s.c.subregion[i]), difficulty, meta)
@@ -157,11 +159,15 @@ def route_analysis(s: Sampler, n: int) -> Draft:
 
 def spatial_patterns(s: Sampler, n: int) -> Draft:
     c = s.c
-    regions = sorted(set(c.subregion.tolist()))
+    if "region_pools" not in s.memo:
+        s.memo["region_pools"] = {
+            r: np.flatnonzero(c.subregion == r) for r in sorted(set(c.subregion.tolist()))
+        }
+    pools = s.memo["region_pools"]
+    regions = list(pools)
     for _ in range(2000):
         home, away = s.rng.choice(regions, 2, replace=False)
-        pool = np.flatnonzero(c.subregion == home)
-        other = np.flatnonzero(c.subregion == away)
+        pool, other = pools[home], pools[away]
         four = [int(x) for x in s.rng.choice(pool, 4, replace=False)]
         out = int(other[s.rng.integers(other.size)])
         idx = [*four, out]
@@ -230,6 +236,32 @@ def missing_data(s: Sampler, n: int) -> Draft:
     return Draft(text, truth, str(c.subregion[i]), difficulty, meta)
 
 
+TERRAIN_KINDS = tuple(TERRAIN_CLASSES)
+
+
+def terrain_classification(s: Sampler, n: int) -> Draft:
+    """A point of one terrain class (the classes in turn), chosen by ``_terrain``'s rules."""
+    t = s.memo.get("terrain")
+    if t is None:
+        t = s.memo["terrain"] = TerrainSampler(load_terrain(), s.c, s.rng)
+    kind = TERRAIN_KINDS[n % len(TERRAIN_KINDS)]
+    lat, lon = t.point(kind)
+    i, km = t.nearest_city(lat, lon)
+    correct = TERRAIN_CLASSES[kind]
+    opts, letter = s.options(correct, [v for k, v in TERRAIN_CLASSES.items() if k != kind])
+    listed = "\n".join(f"{k}) {v}" for k, v in opts.items())
+    text = (
+        f"What kind of terrain is at {lat:.5f}, {lon:.5f}?\n{listed}\n"
+        "Answer with the letter: FINAL ANSWER: <letter>"
+    )
+    # how far the nearest well-known place (a city of 15,000) is: the farther, the harder
+    difficulty = "easy" if km < 25 else "medium" if km < 100 else "hard"
+    meta = {"terrain": kind, "lat": round(lat, 5), "lon": round(lon, 5), "city_km": round(km, 1)}
+    return Draft(
+        text, ChoiceTruth(answer=letter, options=opts), str(s.c.subregion[i]), difficulty, meta
+    )
+
+
 APPLIED_TASKS = {
     "place_association": place_association,
     "name_disambiguation": name_disambiguation,
@@ -238,5 +270,6 @@ APPLIED_TASKS = {
     "route_analysis": route_analysis,
     "spatial_patterns": spatial_patterns,
     "boundary_analysis": boundary_analysis,
+    "terrain_classification": terrain_classification,
     "missing_data": missing_data,
 }

