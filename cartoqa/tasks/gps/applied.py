@@ -256,7 +256,14 @@ def terrain_classification(s: Sampler, n: int) -> Draft:
     )
     # how far the nearest well-known place (a city of 15,000) is: the farther, the harder
     difficulty = "easy" if km < 25 else "medium" if km < 100 else "hard"
-    meta = {"terrain": kind, "lat": round(lat, 5), "lon": round(lon, 5), "city_km": round(km, 1)}
+    meta = {
+        "terrain": kind,
+        "lat": round(lat, 5),
+        "lon": round(lon, 5),
+        "city_km": round(km, 1),
+        # agricultural points start from hand-picked regions (see _terrain); the rest from data
+        "terrain_source": "hand-picked region" if kind == "agricultural" else "data",
+    }
     return Draft(
         text, ChoiceTruth(answer=letter, options=opts), str(s.c.subregion[i]), difficulty, meta
     )
