@@ -198,37 +198,30 @@ def test_place_association_accepts_alternate_names_and_grades_the_country():
     assert got.province_correct is None  # no province name in this sample: not graded
 
 
+def _province_ok(city, country, province, admin1, answer):
+    s = sample(
+        "place_association",
+        TextTruth(answer=city),
+        country=country,
+        province=province,
+        admin1=admin1,
+    )
+    return score_gps(s, f"FINAL ANSWER: {answer}").province_correct
+
+
 def test_place_association_grades_the_province_by_its_geonames_name():
-    pa = sample(
-        "place_association",
-        TextTruth(answer="Mansoura"),
-        country="Egypt",
-        province="Muhafazat ad Daqahliyah",
-        admin1="01",
-    )
-    assert score_gps(pa, "FINAL ANSWER: Mansoura, Daqahliyah Governorate, Egypt").province_correct
-    assert not score_gps(pa, "FINAL ANSWER: Mansoura, Gharbia, Egypt").province_correct
-    la = sample(
-        "place_association",
-        TextTruth(answer="Fresno"),
-        country="United States",
-        province="California",
-        admin1="CA",
-    )
+    egypt = ("Mansoura", "Egypt", "Muhafazat ad Daqahliyah", "01")
+    assert _province_ok(*egypt, "Mansoura, Daqahliyah Governorate, Egypt")
+    assert not _province_ok(*egypt, "Mansoura, Gharbia, Egypt")
+    usa = ("Fresno", "United States", "California", "CA")
     for answer in ("Fresno, California, USA", "Fresno, CA, United States", "Fresno, california"):
-        assert score_gps(la, f"FINAL ANSWER: {answer}").province_correct, answer
+        assert _province_ok(*usa, answer), answer
     # the province must be its own field: not the city's name, not the country's
-    assert not score_gps(la, "FINAL ANSWER: California City, Nevada, USA").province_correct
-    assert not score_gps(la, "FINAL ANSWER: Fresno, USA").province_correct
-    pr = sample(
-        "place_association",
-        TextTruth(answer="Lyon"),
-        country="France",
-        province="Rhône-Alpes",
-        admin1="B9",
-    )
-    assert score_gps(pr, "FINAL ANSWER: Lyon, Rhone Alpes region, France").province_correct
-    assert not score_gps(pr, "FINAL ANSWER: Lyon, Alpes, France").province_correct
+    assert not _province_ok(*usa, "California City, Nevada, USA")
+    assert not _province_ok(*usa, "Fresno, USA")
+    france = ("Lyon", "France", "Rhône-Alpes", "B9")
+    assert _province_ok(*france, "Lyon, Rhone Alpes region, France")
+    assert not _province_ok(*france, "Lyon, Alpes, France")
 
 
 TASK_SAMPLES = [
