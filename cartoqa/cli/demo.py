@@ -87,6 +87,7 @@ def demo(
 
 def _gps(out: Path, per_task: int, console: Console) -> None:
     from cartoqa.demo import run_gps_demo
+    from cartoqa.tasks.gps import GPS_CREDITS
 
     dataset, scores = run_gps_demo(out, per_task=per_task)
     models = list(scores)
@@ -102,7 +103,7 @@ def _gps(out: Path, per_task: int, console: Console) -> None:
             f"[bold]{group}[/bold]", *(f"{scores[m]['gps'][group]['accuracy']:.3f}" for m in models)
         )
     console.print(table)
-    console.print(f"dataset: {dataset.path}. City data: GeoNames (CC BY 4.0)")
+    console.print(f"dataset: {dataset.path}. {GPS_CREDITS}")
 
 
 def _navigation(

@@ -27,7 +27,7 @@ def generate(
     overwrite: Annotated[bool, typer.Option(help="Replace a dataset already at OUT.")] = False,
 ) -> None:
     """Generate every GPS task from GeoNames cities, split 60/10/30 per task."""
-    from cartoqa.tasks.gps import GPS_TASKS, generate_gps
+    from cartoqa.tasks.gps import GPS_CREDITS, GPS_TASKS, generate_gps
 
     wanted = [t.strip() for t in tasks.split(",")] if tasks else list(GPS_TASKS)
     console = Console()
@@ -48,5 +48,5 @@ def generate(
     total = sum(report.samples.values())
     console.print(
         f"{out}: {total} samples, {len(report.samples)} tasks, "
-        f"{report.seconds['generating']:.1f} s. City data: GeoNames (CC BY 4.0)"
+        f"{report.seconds['generating']:.1f} s. {GPS_CREDITS}"
     )

@@ -121,6 +121,7 @@ def test_cli_generate_and_score_writes_json_and_csv(tmp_path):
         ["gps", "generate", str(tmp_path / "g"), "--per-task", "20", "--tasks", "distance,bearing"],
     )
     assert r.exit_code == 0, r.output
+    assert "GeoNames (CC BY 4.0)" in r.output and "Köppen-Geiger" in r.output
     r = CliRunner().invoke(
         app,
         [

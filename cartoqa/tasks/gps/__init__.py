@@ -4,6 +4,13 @@
 per task; ground truth comes from ``cartoqa.geodesy`` and GeoNames.
 """
 
-from .generate import GPS_TASKS, SYSTEM_PROMPT, GpsReport, assign_splits, generate_gps
+from .generate import GPS_CREDITS, GPS_TASKS, SYSTEM_PROMPT, GpsReport, assign_splits, generate_gps
 
-__all__ = ["GPS_TASKS", "SYSTEM_PROMPT", "GpsReport", "assign_splits", "generate_gps"]
+__all__ = [
+    "GPS_CREDITS",
+    "GPS_TASKS",
+    "SYSTEM_PROMPT",
+    "GpsReport",
+    "assign_splits",
+    "generate_gps",
+]

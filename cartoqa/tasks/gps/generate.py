@@ -32,6 +32,7 @@ from .applied import APPLIED_TASKS
 from .pure import PURE_TASKS
 
 __all__ = [
+    "GPS_CREDITS",
     "GPS_TASKS",
     "SPLIT_SHARES",
     "SYSTEM_PROMPT",
@@ -45,6 +46,11 @@ TRACKS = {**dict.fromkeys(PURE_TASKS, "pure"), **dict.fromkeys(APPLIED_TASKS, "a
 TRACKS["missing_data"] = "probe"
 #: where a task's data come from, besides GeoNames cities15000
 SOURCES = {"place_association": ADMIN1_SOURCE, "terrain_classification": TERRAIN_SOURCE}
+#: the one-line credit a user sees with a GPS set
+GPS_CREDITS = (
+    "City data: GeoNames (CC BY 4.0). Terrain: Köppen-Geiger zones (Rubel et al. 2016), "
+    "GLOBE land/sea mask (NOAA)."
+)
 SPLIT_SHARES = (("train", 0.6), ("dev", 0.1), ("test", 0.3))
 SYSTEM_PROMPT = (
     "You are an expert in GPS coordinates, geodesy and geography. You may reason before "
