@@ -14,6 +14,10 @@ pass of the floor has been seen to take 16 s and the next 19 s.
 - the Mapnik floor: each 1366x768 view rendered straight by Mapnik and
   encoded as PNG, with the style loaded once;
 - naive: a fresh browser per map, single 256 px tiles, no tile cache.
+
+The browser is ``maps.browser.chromium_path()``'s: Debian's headless shell
+where installed; ``CARTOQA_CHROMIUM=/usr/bin/chromium`` measures the full
+browser instead.
 """
 
 from __future__ import annotations
@@ -27,7 +31,7 @@ import time
 from pathlib import Path
 
 from maps import MapEngine, Marker, View
-from maps.browser import screenshot_views
+from maps.browser import chromium_path, screenshot_views
 from maps.projection import metres_per_pixel, pixel_box, pixel_to_m
 from maps.style import load_map
 from maps.tiles import TileRenderer
@@ -126,7 +130,7 @@ def main() -> None:
     ]
     print(
         f"{n} views of {args.extract.name}, zooms 15-19; {metatiles} metatiles rendered end to "
-        f"end; medians of {len(passes)} passes"
+        f"end; medians of {len(passes)} passes; browser {chromium_path()}"
     )
     print(f"{'path':<26}{'seconds':>9}{'maps/min':>10}  {'ratio':<22}")
     print("-" * 78)

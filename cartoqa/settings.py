@@ -7,7 +7,8 @@
   (default: fetch them from upstream where a network exists, else placeholders).
 - CARTOQA_ASSETS: the node_modules folder with the map page's JS and CSS
   (default <checkout>/node_modules).
-- CARTOQA_CHROMIUM: the Chromium binary (default: chromium on PATH).
+- CARTOQA_CHROMIUM: the Chromium binary (default: chromium-headless-shell, else chromium,
+  on PATH).
 
 PostgreSQL refuses to run as root, so as root the cluster runs as the
 ``postgres`` user and must live where that user can reach it: the default

@@ -25,7 +25,7 @@ esac
 # style, fonts, Chromium for screenshots, osmium, GDAL) and Node.js for the map page assets.
 APT_PACKAGES=(
   postgresql postgresql-15-postgis-3 postgis osm2pgsql openstreetmap-carto-common
-  fonts-noto-core fonts-noto-ui-core fonts-dejavu-core chromium osmium-tool gdal-bin
+  fonts-noto-core fonts-noto-ui-core fonts-dejavu-core chromium chromium-headless-shell osmium-tool gdal-bin
 )
 
 say() { printf '\033[1msetup:\033[0m %s\n' "$*"; }

@@ -214,3 +214,28 @@ def test_make_tiles_renders_a_metatile_once_for_the_tiles_asked(engine_for, tmp_
     assert r.rendered_metatiles == 1  # from the disk cache
     with pytest.raises(TileError, match="not all in one metatile"):
         r.make_tiles(18, [(x0 + 2, y0), (x0 + 8, y0)])
+
+
+def test_the_headless_shell_is_preferred_and_renders_like_the_full_browser(
+    engine_for, shots, monkeypatch
+):
+    import shutil
+
+    from maps.browser import BrowserError, chromium_path
+
+    monkeypatch.delenv("CARTOQA_CHROMIUM", raising=False)
+    if shutil.which("chromium-headless-shell") is None or shutil.which("chromium") is None:
+        pytest.skip("needs both Debian packages: chromium-headless-shell and chromium")
+    assert chromium_path() == shutil.which("chromium-headless-shell")
+    # the full browser draws the same map: markers, path and scale bar in the same places and
+    # every pixel but a few on the markers' glyph edges alike
+    monkeypatch.setenv("CARTOQA_CHROMIUM", shutil.which("chromium"))
+    view = view_for("monaco.osm.pbf", 19)
+    full = engine_for("monaco.osm.pbf").render(view)
+    shell = shots[("monaco.osm.pbf", 19)]
+    assert full.markers_px == shell.markers_px and full.scale_text == shell.scale_text
+    differ = (full.image() != shell.image()).any(axis=2)
+    assert differ.mean() < 0.001, f"{differ.sum()} pixels differ"
+    monkeypatch.setenv("CARTOQA_CHROMIUM", "/nonexistent/chromium")
+    with pytest.raises(BrowserError, match="CARTOQA_CHROMIUM=/nonexistent/chromium"):
+        chromium_path()
