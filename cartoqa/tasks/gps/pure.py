@@ -297,7 +297,7 @@ def direction_question(s: Sampler, i: int, j: int, question: str, meta: dict, km
     opts, letter = s.options(
         SECTOR_NAMES[sector], [SECTOR_NAMES[x] for x in SECTORS if x != sector]
     )
-    listed = "\n".join(f"{k}) {v}" for k, v in opts.items())
+    listed = s.listed(opts)
     text = f"{question}\n{listed}\nAnswer with the letter: FINAL ANSWER: <letter>"
     return Draft(
         text,
