@@ -10,6 +10,7 @@ others empty.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import logging
 import os
 import pwd
@@ -62,11 +63,19 @@ class Connection:
         return f"dbname={self.dbname} host={self.host} port={self.port} user={self.user}"
 
 
+#: lines of server.log quoted in an error when the server does not start
+LOG_LINES = 12
+
+
 class PostgresCluster:
     """A private PostgreSQL cluster in one folder, reached through a unix socket there.
 
     PostgreSQL will not run as root; as root, cartoqa runs the server as the
-    ``postgres`` user, which must be able to reach the folder.
+    ``postgres`` user, which must be able to reach the folder.  ``start`` and
+    ``stop`` hold an exclusive lock on ``<folder>/cluster.lock`` (``flock``), so two
+    processes starting a stopped cluster at once both succeed: the second waits
+    and finds it running.  The server logs to ``<folder>/server.log``; when it will
+    not start, the error names that file and quotes what it wrote.
     """
 
     def __init__(self, folder: Path | None = None, *, port: int = 5432) -> None:
@@ -75,6 +84,8 @@ class PostgresCluster:
         self.socket_dir = self.folder / "run"
         self.port = port
         self.user = "postgres" if running_as_root() else pwd.getpwuid(os.getuid()).pw_name
+        self.log_file = self.folder / "server.log"
+        self.lock_file = self.folder / "cluster.lock"
 
     # a command as the cluster's owner
     def _as_owner(self, args: list[str]) -> list[str]:
@@ -100,11 +111,39 @@ class PostgresCluster:
         )
         return proc.returncode == 0
 
+    @contextlib.contextmanager
+    def _locked(self) -> Iterator[None]:
+        """Held while the cluster is made, started or stopped: one process at a time."""
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            lock = open(self.lock_file, "a")  # noqa: SIM115 - held for the block
+        except OSError as exc:
+            raise DatabaseError(
+                f"cannot make the private PostgreSQL cluster's folder {self.folder}: "
+                f"{exc.strerror}; set CARTOQA_PG_DIR to a folder you can write, or give a "
+                "server with --dsn / CARTOQA_DSN"
+            ) from None
+        with lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(lock, fcntl.LOCK_UN)
+
     def start(self) -> PostgresCluster:
-        """Create the cluster if needed and start it; a no-op when it runs already."""
+        """Create the cluster if needed and start it; a no-op when it runs already.
+
+        Serialised across processes by ``cluster.lock``: a second caller waits for the
+        first and then finds the server running.
+        """
         if self.is_running():
             return self
-        self.folder.mkdir(parents=True, exist_ok=True)
+        with self._locked():
+            if not self.is_running():
+                self._start_locked()
+        return self
+
+    def _start_locked(self) -> None:
         self.socket_dir.mkdir(parents=True, exist_ok=True)
         if running_as_root():
             try:
@@ -138,30 +177,56 @@ class PostgresCluster:
             f"-p {self.port} -c fsync=off -c synchronous_commit=off -c full_page_writes=off "
             "-c max_connections=40 -c shared_buffers=128MB -c work_mem=32MB"
         )
-        self._run(
-            [
-                _pg_bin("pg_ctl"),
-                "start",
-                "-w",
-                "-t",
-                "60",
-                "-D",
-                str(self.data),
-                "-l",
-                str(self.folder / "server.log"),
-                "-o",
-                opts,
-            ],
-            "starting PostgreSQL",
-        )
-        return self
+        log_start = self.log_file.stat().st_size if self.log_file.is_file() else 0
+        args = [
+            _pg_bin("pg_ctl"),
+            "start",
+            "-w",
+            "-t",
+            "60",
+            "-D",
+            str(self.data),
+            "-l",
+            str(self.log_file),
+            "-o",
+            opts,
+        ]
+        proc = subprocess.run(self._as_owner(args), capture_output=True, text=True)
+        if proc.returncode != 0:
+            said = " ".join((proc.stderr or proc.stdout).split())[-400:]
+            said = said.removeprefix("pg_ctl: ").replace(" Examine the log output.", "")
+            raise DatabaseError(
+                f"PostgreSQL did not start in {self.data} (pg_ctl: {said}). "
+                f"Its log {self.log_file} says:\n{self.log_tail(since=log_start)}\n"
+                "Fix what the log names, or delete the folder ('cartoqa maps db --drop') to "
+                "make a fresh cluster on the next run"
+            )
+
+    def log_tail(self, lines: int = LOG_LINES, *, since: int = 0) -> str:
+        """The last ``lines`` lines of server.log written after byte ``since`` (all of the file's
+        last lines when nothing was written since), indented; a note when there is no log."""
+        try:
+            with open(self.log_file, "rb") as f:
+                f.seek(0, os.SEEK_END)
+                size = f.tell()
+                start = since if 0 < since < size else 0
+                f.seek(max(start, size - 64_000))
+                text = f.read().decode("utf-8", "replace")
+        except OSError as exc:
+            return f"    (no log: {exc.strerror})"
+        tail = [line for line in text.splitlines() if line.strip()][-lines:]
+        return "\n".join(f"    {line}" for line in tail) if tail else "    (the log is empty)"
 
     def stop(self) -> None:
-        if self.is_running():
-            self._run(
-                [_pg_bin("pg_ctl"), "stop", "-m", "fast", "-w", "-D", str(self.data)],
-                "stopping PostgreSQL",
-            )
+        """Stop the server (fast: open connections are ended); a no-op when it is stopped."""
+        if not self.is_running():
+            return
+        with self._locked():
+            if self.is_running():
+                self._run(
+                    [_pg_bin("pg_ctl"), "stop", "-m", "fast", "-w", "-D", str(self.data)],
+                    "stopping PostgreSQL",
+                )
 
     def connection(self, dbname: str) -> Connection:
         return Connection(dbname=dbname, host=str(self.socket_dir), port=self.port, user=self.user)
