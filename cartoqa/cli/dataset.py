@@ -18,10 +18,14 @@ app = typer.Typer(help="Inspect and validate dataset folders.", no_args_is_help=
 @app.command()
 def info(
     path: Annotated[Path, typer.Argument(help="A dataset folder (holds manifest.json).")],
+    verify: Annotated[
+        bool, typer.Option(help="Also check every image's bytes against the manifest's hashes.")
+    ] = False,
 ) -> None:
-    """Validate a dataset and print its counts per task and split, versions and seeds."""
+    """Validate a dataset (every sample, and samples.jsonl against the manifest's hash) and
+    print its counts per task and split, versions and seeds."""
     try:
-        ds = load_dataset(path)
+        ds = load_dataset(path, verify_images=verify)
     except DatasetError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None
@@ -37,5 +41,9 @@ def info(
     console.print(table)
     console.print("versions: " + ", ".join(f"{k} {v}" for k, v in m.versions.items() if v))
     console.print(f"seeds: {m.seeds}   samples sha256: {m.samples_sha256[:16]}…")
+    if verify:
+        console.print(f"images: {len(m.images_sha256)} verified against the manifest")
+    for task, missing in m.shortfall.items():
+        console.print(f"shortfall: {task} has {missing} fewer samples than were asked for")
     for credit in m.attribution:
         console.print(credit)

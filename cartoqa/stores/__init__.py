@@ -1,5 +1,7 @@
 """Stores on disk: datasets (samples + images + manifest) and runs (responses, resumable)."""
 
+from ._files import ensure_writable_folder
+from ._locks import LockBusy
 from .dataset import (
     MANIFEST_SCHEMA_VERSION,
     Dataset,
@@ -8,15 +10,19 @@ from .dataset import (
     collect_versions,
     load_dataset,
 )
-from .runs import RunStore, run_id
+from .runs import RunInfo, RunStore, find_runs, run_id
 
 __all__ = [
     "MANIFEST_SCHEMA_VERSION",
     "Dataset",
     "DatasetWriter",
+    "LockBusy",
     "Manifest",
+    "RunInfo",
     "RunStore",
     "collect_versions",
+    "ensure_writable_folder",
+    "find_runs",
     "load_dataset",
     "run_id",
 ]

@@ -9,6 +9,8 @@ import re
 from pathlib import Path
 from typing import Any
 
+from cartoqa.errors import CartoqaError
+
 
 def write_atomic(path: Path, data: bytes) -> None:
     """Write ``data`` to ``path`` so that readers see the old file or the new one, never half."""
@@ -36,3 +38,32 @@ def slug(text: str, max_len: int = 60) -> str:
     """A file-name-safe version of ``text`` ("openai:gpt-4o@http://x" -> "openai-gpt-4o-http-x")."""
     s = re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-.")
     return (s or "x")[:max_len]
+
+
+def ensure_writable_folder(
+    folder: Path, *, what: str, error: type[CartoqaError] = CartoqaError
+) -> Path:
+    """Make ``folder`` (and its parents) if needed and check this user can write there;
+    ``error`` names the folder, what it was for and the fix (a file in the way, no
+    permission, a read-only disk) instead of an ``OSError`` traceback."""
+    folder = Path(folder)
+    for p in (folder, *folder.parents):
+        if p.exists():
+            if not p.is_dir():
+                raise error(
+                    f"cannot write {what} in {folder}: {p} is a file, not a folder; "
+                    "choose another folder"
+                )
+            if not os.access(p, os.W_OK | os.X_OK):
+                raise error(
+                    f"cannot write {what} in {folder}: {p} is not writable by this user; "
+                    "choose a folder you can write to"
+                )
+            break
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise error(
+            f"cannot write {what} in {folder}: {exc.strerror}; choose another folder"
+        ) from None
+    return folder

@@ -8,7 +8,11 @@ is never mistaken for a whole one.
 
 from __future__ import annotations
 
+import ctypes
+import hashlib
 import json
+import os
+import shutil
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
@@ -16,6 +20,7 @@ from datetime import UTC, datetime
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from types import TracebackType
+from typing import IO
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -23,7 +28,8 @@ from cartoqa import __version__
 from cartoqa.errors import DatasetError
 from cartoqa.records import OSM_ATTRIBUTION, Sample
 
-from ._files import sha256_file, write_atomic, write_json_atomic
+from ._files import ensure_writable_folder, sha256_file, write_atomic, write_json_atomic
+from ._locks import LockBusy, try_lock
 
 __all__ = [
     "MANIFEST_SCHEMA_VERSION",
@@ -65,7 +71,14 @@ class Manifest(BaseModel):
     total: int
     """Number of samples."""
     samples_sha256: str
-    """SHA-256 of samples.jsonl: identifies this exact dataset in run stores."""
+    """SHA-256 of samples.jsonl: identifies this exact dataset in run stores; checked on
+    every load."""
+    images_sha256: dict[str, str] = Field(default_factory=dict)
+    """Image path (as samples name it) -> SHA-256 of its bytes; checked by
+    ``load_dataset(..., verify_images=True)`` (``cartoqa dataset info --verify``).  Empty in
+    datasets made before cartoqa recorded them."""
+    shortfall: dict[str, int] = Field(default_factory=dict)
+    """Task -> samples asked for but not made (the source ran out of fair candidates)."""
     attribution: list[str] = Field(default_factory=list)
     """Credits the data requires, shown with every result ("© OpenStreetMap contributors")."""
 
@@ -116,6 +129,16 @@ class DatasetWriter:
     ...     w.add_image("rle-1.png", png_bytes)
     ...     w.add(sample)
     ...     w.finish(seeds=[42])
+
+    Nothing is written at ``path`` until ``finish``: samples and images go to a
+    hidden sibling folder (``.NAME.staging-PID``), which ``finish`` swaps in
+    with one rename.  A dataset already at ``path`` (``overwrite=True``) stays
+    whole and usable until that instant; a writer killed or failing before it
+    leaves the old dataset as it was.  One writer at a time per target: the
+    writer holds a lock (``.NAME.lock`` beside the folder) from the moment it
+    is made, and a second writer is refused at once with a message naming the
+    first.  Every check (target free, writable, not a file) runs here, before
+    the caller does any expensive work.
     """
 
     def __init__(
@@ -123,40 +146,64 @@ class DatasetWriter:
     ) -> None:
         self.path = Path(path)
         self.name = name or self.path.resolve().name
-        if (self.path / MANIFEST_FILE).exists() and not overwrite:
+        self._finished = False
+        self._file: IO[str] | None = None
+        target = self.path.absolute()
+        parent = target.parent
+        ensure_writable_folder(parent, what=f"a dataset {target.name}", error=DatasetError)
+        try:
+            self._lock = try_lock(parent / f".{target.name}.lock")
+        except LockBusy as busy:
             raise DatasetError(
-                f"{self.path} already holds a dataset; pass overwrite=True (--overwrite) or "
+                f"{self.path} is being written by {busy.holder}; wait for it to finish or "
                 "choose another folder"
-            )
-        (self.path / IMAGES_DIR).mkdir(parents=True, exist_ok=True)
-        (self.path / MANIFEST_FILE).unlink(missing_ok=True)
-        self._partial = self.path / _PARTIAL
-        self._file = open(self._partial, "w", encoding="utf-8")  # noqa: SIM115
+            ) from None
+        except OSError as exc:
+            raise DatasetError(f"cannot lock {self.path} for writing: {exc.strerror}") from None
+        try:
+            _check_target(target, overwrite=overwrite)
+            for stale in parent.glob(f".{target.name}.staging-*"):
+                shutil.rmtree(stale, ignore_errors=True)  # a dead writer's (we hold the lock)
+            self._stage = parent / f".{target.name}.staging-{os.getpid()}"
+            (self._stage / IMAGES_DIR).mkdir(parents=True)
+            self._partial = self._stage / _PARTIAL
+            self._file = open(self._partial, "w", encoding="utf-8")  # noqa: SIM115
+        except BaseException:
+            self._lock.release()
+            raise
         self._ids: set[str] = set()
         self._counts: Counter[tuple[str, str]] = Counter()
-        self._finished = False
+        self._image_hashes: dict[str, str] = {}
+
+    @property
+    def staging_path(self) -> Path:
+        """The hidden folder being written; it becomes ``path`` at ``finish``."""
+        return self._stage
 
     def image_path(self, filename: str) -> Path:
-        """Where to write an image so that a sample can name it as ``images/<filename>``."""
+        """Where to write an image so that a sample can name it as ``images/<filename>``
+        (inside the staging folder until ``finish``)."""
         if "/" in filename or "\\" in filename or filename in ("", ".", ".."):
             raise DatasetError(f"image name {filename!r} must be a plain file name")
-        return self.path / IMAGES_DIR / filename
+        return self._stage / IMAGES_DIR / filename
 
     def add_image(self, filename: str, data: bytes) -> str:
         """Store an image; returns the relative path to put in ``Prompt.images``."""
         write_atomic(self.image_path(filename), data)
-        return f"{IMAGES_DIR}/{filename}"
+        rel = f"{IMAGES_DIR}/{filename}"
+        self._image_hashes[rel] = hashlib.sha256(data).hexdigest()
+        return rel
 
     def add(self, sample: Sample) -> None:
         """Append one sample; its id must be new and its images already stored."""
-        if self._finished:
+        if self._finished or self._file is None:
             raise DatasetError("this dataset is finished; open a new DatasetWriter to add samples")
         if sample.id in self._ids:
             raise DatasetError(
                 f"sample id {sample.id!r} is already in this dataset; ids must be unique"
             )
         for rel in sample.prompt.images:
-            if not (self.path / rel).is_file():
+            if not (self._stage / rel).is_file():
                 raise DatasetError(
                     f"sample {sample.id!r} names image {rel!r}, which is not in {self.path}; "
                     "store it with add_image first"
@@ -176,12 +223,14 @@ class DatasetWriter:
         extract_hashes: Mapping[str, str] | None = None,
         style_version: str | None = None,
         attribution: Iterable[str] = (OSM_ATTRIBUTION,),
+        shortfall: Mapping[str, int] | None = None,
     ) -> Manifest:
-        """Close samples.jsonl and write manifest.json; returns the manifest."""
-        if self._finished:
+        """Close samples.jsonl, write manifest.json and swap the dataset in; returns the
+        manifest."""
+        if self._finished or self._file is None:
             raise DatasetError("finish() was already called")
         self._file.close()
-        final = self.path / SAMPLES_FILE
+        final = self._stage / SAMPLES_FILE
         self._partial.replace(final)
         counts: dict[str, dict[str, int]] = {}
         for (task, split), n in sorted(self._counts.items()):
@@ -195,11 +244,25 @@ class DatasetWriter:
             counts=counts,
             total=sum(self._counts.values()),
             samples_sha256=sha256_file(final),
+            images_sha256=dict(sorted(self._image_hashes.items())),
+            shortfall=dict(shortfall or {}),
             attribution=list(attribution),
         )
-        write_json_atomic(self.path / MANIFEST_FILE, manifest.model_dump(mode="json"))
+        write_json_atomic(self._stage / MANIFEST_FILE, manifest.model_dump(mode="json"))
+        _fsync_dir(self._stage)
+        _swap_in(self._stage, self.path.absolute())
         self._finished = True
+        self._lock.release()
         return manifest
+
+    def abandon(self) -> None:
+        """Drop what was staged; the folder at ``path`` stays as it was."""
+        if self._file is not None and not self._file.closed:
+            self._file.close()
+        if not self._finished:
+            shutil.rmtree(self._stage, ignore_errors=True)
+            self._finished = True
+        self._lock.release()
 
     def __enter__(self) -> DatasetWriter:
         return self
@@ -211,7 +274,68 @@ class DatasetWriter:
         tb: TracebackType | None,
     ) -> None:
         if not self._finished:
-            self._file.close()  # leave samples.jsonl.partial and no manifest: not a dataset
+            self.abandon()  # nothing half-made is ever at the target
+
+
+def _check_target(target: Path, *, overwrite: bool) -> None:
+    if not target.exists():
+        return
+    if not target.is_dir():
+        raise DatasetError(
+            f"{target} is a file, not a dataset folder; choose another output folder"
+        )
+    if (target / MANIFEST_FILE).exists():
+        if not overwrite:
+            raise DatasetError(
+                f"{target} already holds a dataset; pass --overwrite to replace it "
+                "(it stays usable until the new one is complete), or choose another folder"
+            )
+        return
+    leftovers = [p.name for p in target.iterdir()]
+    if leftovers and not set(leftovers) <= {SAMPLES_FILE, _PARTIAL, IMAGES_DIR}:
+        raise DatasetError(
+            f"{target} holds other files ({', '.join(sorted(leftovers)[:3])}...), not a "
+            "cartoqa dataset; choose an empty or new folder (cartoqa replaces only dataset "
+            "folders)"
+        )
+
+
+def _fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+_RENAME_EXCHANGE = 2
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Swap two paths atomically (Linux renameat2); False where the system cannot."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        fn = libc.renameat2
+    except (OSError, AttributeError):
+        return False
+    at_fdcwd = -100
+    rc = fn(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), _RENAME_EXCHANGE)
+    return rc == 0
+
+
+def _swap_in(stage: Path, target: Path) -> None:
+    """Put the staged folder at ``target``: one atomic exchange where an old folder is
+    there (then the old one is deleted), one rename where none is."""
+    if not target.exists():
+        stage.rename(target)
+    elif _exchange(stage, target):
+        shutil.rmtree(stage, ignore_errors=True)  # now holds the old dataset
+    else:  # no atomic exchange here: two renames, the old one kept until the new is in
+        old = target.with_name(f".{target.name}.old-{os.getpid()}")
+        target.rename(old)
+        stage.rename(target)
+        shutil.rmtree(old, ignore_errors=True)
+    _fsync_dir(target.parent)
 
 
 def _first_error(err: ValidationError) -> str:
@@ -220,11 +344,15 @@ def _first_error(err: ValidationError) -> str:
     return f"{where}: {e['msg']}" if where else e["msg"]
 
 
-def load_dataset(path: str | Path, *, check_images: bool = True) -> Dataset:
+def load_dataset(
+    path: str | Path, *, check_images: bool = True, verify_images: bool = False
+) -> Dataset:
     """Read and validate a dataset folder.
 
     Raises ``DatasetError`` naming the file and line of the first bad sample,
-    a repeated id, a missing image, or a manifest that does not match.
+    a repeated id, a missing image, or a manifest that does not match: the
+    sample count and the SHA-256 of samples.jsonl are checked every time, the
+    image bytes against the manifest's hashes with ``verify_images``.
     """
     folder = Path(path)
     if not folder.is_dir():
@@ -248,32 +376,66 @@ def load_dataset(path: str | Path, *, check_images: bool = True) -> Dataset:
         raise DatasetError(f"{folder} has a manifest but no {SAMPLES_FILE}")
     samples: list[Sample] = []
     seen: dict[str, int] = {}
-    with open(spath, encoding="utf-8") as f:
-        for lineno, line in enumerate(f, start=1):
-            if not line.strip():
-                continue
-            try:
-                sample = Sample.model_validate(json.loads(line))
-            except json.JSONDecodeError as exc:
-                raise DatasetError(f"{spath}:{lineno}: not valid JSON ({exc.msg})") from None
-            except ValidationError as exc:
-                raise DatasetError(f"{spath}:{lineno}: {_first_error(exc)}") from None
-            if sample.id in seen:
-                raise DatasetError(
-                    f"{spath}:{lineno}: sample id {sample.id!r} repeats line {seen[sample.id]}"
-                )
-            seen[sample.id] = lineno
-            if check_images:
-                for rel in sample.prompt.images:
-                    if not (folder / rel).is_file():
-                        raise DatasetError(
-                            f"{spath}:{lineno}: sample {sample.id!r} names image {rel!r}, "
-                            f"which is missing from {folder}"
-                        )
-            samples.append(sample)
+    raw = spath.read_bytes()
+    digest = hashlib.sha256(raw).hexdigest()
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        lineno = raw.count(b"\n", 0, exc.start) + 1
+        raise DatasetError(f"{spath}:{lineno}: not UTF-8 text; generate it again") from None
+    del raw
+    for lineno, line in enumerate(text.split("\n"), start=1):
+        if not line.strip():
+            continue
+        try:
+            sample = Sample.model_validate(json.loads(line))
+        except json.JSONDecodeError as exc:
+            raise DatasetError(f"{spath}:{lineno}: not valid JSON ({exc.msg})") from None
+        except ValidationError as exc:
+            raise DatasetError(f"{spath}:{lineno}: {_first_error(exc)}") from None
+        if sample.id in seen:
+            raise DatasetError(
+                f"{spath}:{lineno}: sample id {sample.id!r} repeats line {seen[sample.id]}"
+            )
+        seen[sample.id] = lineno
+        if check_images:
+            for rel in sample.prompt.images:
+                if not (folder / rel).is_file():
+                    raise DatasetError(
+                        f"{spath}:{lineno}: sample {sample.id!r} names image {rel!r}, "
+                        f"which is missing from {folder}"
+                    )
+        samples.append(sample)
     if len(samples) != manifest.total:
         raise DatasetError(
             f"{mpath} says {manifest.total} samples but {spath} has {len(samples)}; "
             "the dataset was changed after it was made: generate it again"
         )
+    if digest != manifest.samples_sha256:
+        raise DatasetError(
+            f"{spath} does not match its manifest (sha256 {digest[:12]}..., {mpath.name} says "
+            f"{manifest.samples_sha256[:12]}...): it was changed after it was made, and run "
+            "stores of the old one would be scored against the new truths; generate it again"
+        )
+    if verify_images:
+        _verify_images(folder, manifest)
     return Dataset(path=folder, manifest=manifest, samples=samples)
+
+
+def _verify_images(folder: Path, manifest: Manifest) -> None:
+    if not manifest.images_sha256:
+        raise DatasetError(
+            f"{folder / MANIFEST_FILE} lists no image hashes (the dataset was made by an older "
+            "cartoqa); its images cannot be verified: generate it again to record them"
+        )
+    for rel, want in manifest.images_sha256.items():
+        p = folder / rel
+        if not p.is_file():
+            raise DatasetError(f"{folder}: image {rel!r} is missing")
+        got = sha256_file(p)
+        if got != want:
+            raise DatasetError(
+                f"{p} does not match its manifest (sha256 {got[:12]}..., expected "
+                f"{want[:12]}...): the image was changed after the dataset was made; "
+                "generate it again"
+            )

@@ -7,7 +7,14 @@ The same extract, tasks, count and seed give the same samples (the same
 ``samples_sha256``).  Candidates that would make unfair questions are
 rejected and counted by reason in the report; when the extract cannot give
 ``per_task`` samples within the attempt budget, the build writes what it
-has and says how many are missing.
+has, records the shortfall in the manifest and says how many are missing.  A
+build that makes no sample of a task it was asked for raises ``BuildError``
+(with the report, rejection reasons included) and writes no dataset.
+
+The output folder is checked and locked first (``DatasetWriter``), before
+any sampling or rendering: a folder that holds a dataset (without
+``overwrite``), a file, an unwritable place or a folder another build is
+writing is refused at once.
 """
 
 from __future__ import annotations
@@ -32,13 +39,16 @@ from .navigation import NAVIGATION_TASKS, NavigationSampler, Plan, Reject
 if TYPE_CHECKING:
     from maps import MapEngine
 
-__all__ = ["BuildReport", "build_dataset"]
+__all__ = ["BuildError", "BuildReport", "build_dataset"]
 
 log = logging.getLogger(__name__)
 
 OSM_SOURCE = f"OpenStreetMap, ODbL 1.0, {OSM_ATTRIBUTION}"
 #: candidates tried per wanted map before the build gives up on a task
 ATTEMPTS_PER_MAP = 80
+#: rejections in a row after which a task is given up: the extract has no more fair
+#: candidates (bounds a --per-task far beyond what a small extract holds)
+MAX_REJECTIONS_IN_A_ROW = 2000
 
 
 @dataclass
@@ -57,6 +67,9 @@ class BuildReport:
     seconds: dict[str, float] = field(default_factory=dict)
     """Stage -> seconds: graph (roads and labels set-up), sampling, rendering, writing."""
 
+    gave_up: dict[str, str] = field(default_factory=dict)
+    """Task -> why sampling stopped before it had what was asked for."""
+
     @property
     def short(self) -> dict[str, int]:
         """Task -> samples missing (the extract ran out of fair candidates)."""
@@ -65,6 +78,14 @@ class BuildReport:
             for t in self.wanted
             if self.samples.get(t, 0) < self.wanted[t]
         }
+
+
+class BuildError(CartoqaError):
+    """A build that could make nothing of a task it was asked for; ``report`` says why."""
+
+    def __init__(self, message: str, report: BuildReport) -> None:
+        super().__init__(message)
+        self.report = report
 
 
 def _task_seed(seed: int, task: str) -> int:
@@ -77,10 +98,14 @@ def _plans(
     n_maps: int,
     rejected: Counter[str],
     on_plan: Callable[[], None] | None,
+    on_attempt: Callable[[str, int, int], None] | None = None,
 ) -> list[Plan]:
     plans: list[Plan] = []
     attempts = 0
+    in_a_row = 0
     while len(plans) < n_maps and attempts < ATTEMPTS_PER_MAP * n_maps:
+        if in_a_row >= MAX_REJECTIONS_IN_A_ROW:
+            break
         attempts += 1
         i = len(plans)
         try:
@@ -92,10 +117,16 @@ def _plans(
                 plan = sampler.attempt_mml("blue" if i % 2 == 0 else "red")
         except Reject as r:
             rejected[r.reason] += 1
+            in_a_row += 1
+            if on_attempt:
+                on_attempt(task, len(plans), sum(rejected.values()))
             continue
+        in_a_row = 0
         plans.append(plan)
         if on_plan:
             on_plan()
+        if on_attempt:
+            on_attempt(task, len(plans), sum(rejected.values()))
     return plans
 
 
@@ -112,16 +143,14 @@ def build_dataset(
     overwrite: bool = False,
     progress: bool = True,
     on_plan: Callable[[], None] | None = None,
+    on_attempt: Callable[[str, int, int], None] | None = None,
     engine: MapEngine | None = None,
 ) -> BuildReport:
     """Sample ``per_task`` questions of each task from ``extract`` (default: the embedded one),
     render their maps and write a dataset folder at ``out``.  RLE asks each map in metres and
     in feet, so it renders ``ceil(per_task / 2)`` maps for ``per_task`` (rounded up to even)
-    questions.  ``engine`` reuses a ``MapEngine`` (its extract wins over ``extract``)."""
-    from maps import MapEngine
-    from maps.labels import RoadLabels
-    from maps.roads import load_road_graph
-
+    questions.  ``engine`` reuses a ``MapEngine`` (its extract wins over ``extract``).
+    ``on_attempt(task, made, rejected)`` is called after every candidate (for progress)."""
     unknown = sorted(set(tasks) - set(NAVIGATION_TASKS))
     if unknown:
         raise CartoqaError(
@@ -131,6 +160,50 @@ def build_dataset(
     if per_task < 1:
         raise CartoqaError(f"--per-task {per_task} must be at least 1")
     report = BuildReport(path=Path(out))
+    # checks and locks the output first: nothing is sampled or rendered for a folder we
+    # cannot write; the old dataset there (with overwrite) stays until the new one is in
+    writer = DatasetWriter(out, name="navigation", overwrite=overwrite)
+    try:
+        _build(
+            writer,
+            report,
+            extract=extract,
+            tasks=tasks,
+            per_task=per_task,
+            seed=seed,
+            carto_files=carto_files,
+            cache=cache,
+            dsn=dsn,
+            progress=progress,
+            on_plan=on_plan,
+            on_attempt=on_attempt,
+            engine=engine,
+        )
+    finally:
+        writer.abandon()  # a no-op after finish
+    return report
+
+
+def _build(
+    writer: DatasetWriter,
+    report: BuildReport,
+    *,
+    extract: Path | None,
+    tasks: Sequence[str],
+    per_task: int,
+    seed: int,
+    carto_files: Path | None,
+    cache: Path | None,
+    dsn: str | None,
+    progress: bool,
+    on_plan: Callable[[], None] | None,
+    on_attempt: Callable[[str, int, int], None] | None,
+    engine: MapEngine | None,
+) -> None:
+    from maps import MapEngine
+    from maps.labels import RoadLabels
+    from maps.roads import load_road_graph
+
     t0 = time.perf_counter()
     engine = engine or MapEngine(extract, carto_files=carto_files, cache=cache, dsn=dsn)
     roads = load_road_graph(engine.extract, cache=cache)
@@ -144,10 +217,24 @@ def build_dataset(
         report.wanted[task] = n_maps * (2 if task == "rle" else 1)
         sampler = NavigationSampler(roads, labels, engine.extract.bounds, _task_seed(seed, task))
         rejected: Counter[str] = Counter()
-        task_plans = _plans(sampler, task, n_maps, rejected, on_plan)
+        task_plans = _plans(sampler, task, n_maps, rejected, on_plan, on_attempt)
         report.rejected[task] = rejected
         report.maps[task] = len(task_plans)
+        if len(task_plans) < n_maps:
+            report.gave_up[task] = _why_stopped(task_plans, n_maps, rejected)
         plans += task_plans
+    empty = [t for t in tasks if report.maps.get(t, 0) == 0]
+    if empty:
+        raise BuildError(
+            f"{engine.extract.name}: no {', '.join(empty)} question could be made from this "
+            "extract, so no dataset was written. Rejections: "
+            + "; ".join(
+                f"{t}: " + (", ".join(f"{r} {n}" for r, n in report.rejected[t].most_common(4)))
+                for t in empty
+            )
+            + ". Use a larger extract, or leave these tasks out with --tasks.",
+            report,
+        )
     report.seconds["sampling"] = time.perf_counter() - t0 - _label_seconds(labels)
     report.seconds["labels"] = _label_seconds(labels)
 
@@ -156,34 +243,34 @@ def build_dataset(
     report.seconds["rendering"] = time.perf_counter() - t0
 
     t0 = time.perf_counter()
-    name = f"navigation-{engine.extract.name}-seed{seed}"
-    with DatasetWriter(out, name=name, overwrite=overwrite) as writer:
-        for plan, shot in zip(plans, rendered, strict=True):
-            image = writer.add_image(f"{plan.view.id}.png", shot.png)
-            for q in plan.questions:
-                writer.add(
-                    Sample(
-                        id=f"{plan.view.id}{q.suffix}",
-                        task=plan.task,
-                        prompt=Prompt(text=q.text, images=[image]),
-                        ground_truth=q.truth,
-                        metadata=Metadata(city=engine.extract.name, **q.metadata),
-                        provenance=Provenance(
-                            generator=f"cartoqa {__version__} tasks.navigation.{plan.task}",
-                            seed=seed,
-                            extract_hash=engine.extract.sha256,
-                            style_version=engine.style.version,
-                            source=OSM_SOURCE,
-                        ),
-                    )
+    writer.name = f"navigation-{engine.extract.name}-seed{seed}"
+    for plan, shot in zip(plans, rendered, strict=True):
+        image = writer.add_image(f"{plan.view.id}.png", shot.png)
+        for q in plan.questions:
+            writer.add(
+                Sample(
+                    id=f"{plan.view.id}{q.suffix}",
+                    task=plan.task,
+                    prompt=Prompt(text=q.text, images=[image]),
+                    ground_truth=q.truth,
+                    metadata=Metadata(city=engine.extract.name, **q.metadata),
+                    provenance=Provenance(
+                        generator=f"cartoqa {__version__} tasks.navigation.{plan.task}",
+                        seed=seed,
+                        extract_hash=engine.extract.sha256,
+                        style_version=engine.style.version,
+                        source=OSM_SOURCE,
+                    ),
                 )
-                report.samples[plan.task] = report.samples.get(plan.task, 0) + 1
-        writer.finish(
-            seeds=[seed],
-            extract_hashes={engine.extract.name: engine.extract.sha256},
-            style_version=engine.style.version,
-            attribution=[OSM_ATTRIBUTION],
-        )
+            )
+            report.samples[plan.task] = report.samples.get(plan.task, 0) + 1
+    writer.finish(
+        seeds=[seed],
+        extract_hashes={engine.extract.name: engine.extract.sha256},
+        style_version=engine.style.version,
+        attribution=[OSM_ATTRIBUTION],
+        shortfall=report.short,
+    )
     report.seconds["writing"] = time.perf_counter() - t0
     for task in report.short:
         log.warning(
@@ -194,7 +281,13 @@ def build_dataset(
             task,
             ", ".join(f"{r} {n}" for r, n in report.rejected[task].most_common(4)),
         )
-    return report
+
+
+def _why_stopped(plans: list[Plan], n_maps: int, rejected: Counter[str]) -> str:
+    tried = len(plans) + sum(rejected.values())
+    if tried >= ATTEMPTS_PER_MAP * n_maps:
+        return f"tried {tried} candidates ({ATTEMPTS_PER_MAP} per map asked for)"
+    return f"{MAX_REJECTIONS_IN_A_ROW} candidates in a row were rejected"
 
 
 def _label_seconds(labels: object) -> float:

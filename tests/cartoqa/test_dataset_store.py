@@ -99,11 +99,23 @@ def test_writer_refuses_duplicates_missing_images_and_existing_datasets(tmp_path
             w.image_path("../x.png")
 
 
-def test_unfinished_dataset_is_refused(tmp_path):
+def test_unfinished_dataset_leaves_nothing_and_an_old_one_stays(tmp_path):
     with pytest.raises(RuntimeError), DatasetWriter(tmp_path / "ds") as w:
         w.add(sample(1))
         raise RuntimeError("generator crashed")
-    with pytest.raises(DatasetError, match="did not finish"):
-        load_dataset(tmp_path / "ds")
+    assert not (tmp_path / "ds").exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".ds.lock"]  # no staging left
     with pytest.raises(DatasetError, match="does not exist"):
         load_dataset(tmp_path / "nowhere")
+    old = write(tmp_path / "ds")
+    with pytest.raises(RuntimeError), DatasetWriter(tmp_path / "ds", overwrite=True) as w:
+        w.add(sample(1))
+        raise RuntimeError("generator crashed")
+    assert load_dataset(tmp_path / "ds").manifest == old
+
+
+def test_an_old_folder_layout_that_did_not_finish_is_refused(tmp_path):
+    (tmp_path / "ds").mkdir()
+    (tmp_path / "ds" / "samples.jsonl.partial").write_text("")
+    with pytest.raises(DatasetError, match="did not finish"):
+        load_dataset(tmp_path / "ds")

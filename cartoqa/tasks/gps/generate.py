@@ -110,12 +110,14 @@ def generate_gps(
     if per_task < 10:
         raise CartoqaError(f"--per-task {per_task}: need at least 10 to split 60/10/30")
     report = GpsReport(path=Path(out))
-    t0 = time.perf_counter()
-    cities = load_cities()
-    report.seconds["cities"] = time.perf_counter() - t0
-    provenance_of: dict[str, Provenance] = {}
-    t0 = time.perf_counter()
+    # the output is checked and locked before any work; an old dataset there stays whole
+    # until the new one is complete
     with DatasetWriter(out, name=f"gps-seed{seed}", overwrite=overwrite) as writer:
+        t0 = time.perf_counter()
+        cities = load_cities()
+        report.seconds["cities"] = time.perf_counter() - t0
+        provenance_of: dict[str, Provenance] = {}
+        t0 = time.perf_counter()
         for task in names:
             rng = np.random.default_rng(_seed(seed, task))
             sampler = Sampler(cities, rng)
