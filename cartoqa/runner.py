@@ -18,13 +18,22 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pydantic import ValidationError
+
 from cartoqa.errors import CartoqaError, ModelError
 from cartoqa.models import GenerationSettings, Model, Request, Response, price_for
 from cartoqa.models.prices import cost_usd
 from cartoqa.records import RunRecord, Sample
 from cartoqa.stores import Dataset, RunStore
 
-__all__ = ["RunSummary", "open_run_store", "run_model", "select_samples"]
+__all__ = [
+    "RunSummary",
+    "open_run_store",
+    "run_model",
+    "select_samples",
+    "storable_record",
+    "storable_text",
+]
 
 log = logging.getLogger(__name__)
 
@@ -85,6 +94,8 @@ class RunSummary:
     output_tokens: int = 0
     cost_usd: float | None = None
     """Where the model's price is known (or given)."""
+    mended: int = 0
+    """Records whose response had to be mended to be stored (see ``RunRecord.note``)."""
     wall_s: float = 0.0
     stopped: str | None = None
     """Why the run ended early, or None when it went through."""
@@ -94,6 +105,66 @@ class RunSummary:
     def remaining(self) -> int:
         """Samples still without a successful response."""
         return self.selected - self.skipped - self.answered
+
+    @property
+    def all_failed(self) -> bool:
+        """This run sent requests and not one succeeded (a dead endpoint, a wrong URL)."""
+        return self.failed > 0 and self.answered == 0
+
+
+def _count(name: str, value: object, notes: list[str]) -> int | None:
+    """A token count as stored: a whole number >= 0, else unknown (with a note)."""
+    if value is None:
+        return None
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return value
+    notes.append(f"{name}={value!r:.40} is not a count; stored as unknown")
+    return None
+
+
+def storable_text(text: str) -> tuple[str, bool]:
+    """``text`` as JSON can store it: unpaired surrogates (from a JSON-escaped ``\\ud800``)
+    written as the escape's six characters.  Returns (text, changed)."""
+    try:
+        text.encode("utf-8")
+        return text, False
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "backslashreplace").decode("utf-8"), True
+
+
+def storable_record(sample_id: str, spec: str, r: Response, *, attempt: int) -> RunRecord:
+    """The run record of one response, whatever it holds: text made storable, counts that
+    are not counts stored as unknown, each mend said in ``note``; a response that still
+    cannot be stored becomes a failed record saying why (a sample fails alone)."""
+    notes: list[str] = []
+    text = r.text if r.ok else None
+    if text is not None:
+        text, changed = storable_text(text)
+        if changed:
+            notes.append("unpaired surrogates in the reply escaped as \\uXXXX")
+    error = None if r.ok else storable_text(r.error or "the model returned no text")[0]
+    latency = r.latency_s if isinstance(r.latency_s, int | float) and r.latency_s >= 0 else None
+    try:
+        return RunRecord(
+            sample_id=sample_id,
+            model=spec,
+            response=text,
+            error=error,
+            latency_s=latency,
+            input_tokens=_count("input_tokens", r.input_tokens, notes),
+            output_tokens=_count("output_tokens", r.output_tokens, notes),
+            attempt=attempt,
+            retries=r.retries if isinstance(r.retries, int) and r.retries >= 0 else 0,
+            image_tokens=_count("image_tokens", r.image_tokens, notes),
+            note="; ".join(notes) or None,
+        )
+    except ValidationError as exc:
+        return RunRecord(
+            sample_id=sample_id,
+            model=spec,
+            error=f"the response could not be stored: {str(exc)[:300]}",
+            attempt=attempt,
+        )
 
 
 def run_model(
@@ -107,12 +178,32 @@ def run_model(
     price: tuple[float, float] | None = None,
     on_record: Callable[[RunRecord], None] | None = None,
     stop: threading.Event | None = None,
+    wait_s: float = 0.0,
 ) -> RunSummary:
     """Answer every sample of ``samples`` (default: the whole dataset) not yet answered in
     ``store``.  ``concurrency`` requests are in flight at once for thread-safe models (API
-    adapters); other models get one caller and batches of their ``batch_size``."""
+    adapters); other models get one caller and batches of their ``batch_size``.
+
+    The run holds the store's writer lock throughout: another run of the same store is
+    refused (``RunStoreError`` naming it) unless it ends within ``wait_s`` seconds."""
     if concurrency < 1:
         raise CartoqaError(f"concurrency={concurrency} must be at least 1")
+    with store.claim_writer(wait_s=wait_s):
+        store.refresh()  # what a run that held the lock before us wrote
+        return _run(dataset, model, store, settings, samples, concurrency, price, on_record, stop)
+
+
+def _run(
+    dataset: Dataset,
+    model: Model,
+    store: RunStore,
+    settings: GenerationSettings | None,
+    samples: Sequence[Sample] | None,
+    concurrency: int,
+    price: tuple[float, float] | None,
+    on_record: Callable[[RunRecord], None] | None,
+    stop: threading.Event | None,
+) -> RunSummary:
     settings = settings or GenerationSettings()
     chosen = list(dataset) if samples is None else list(samples)
     done = store.completed_ids()
@@ -141,18 +232,7 @@ def run_model(
         )
 
     def record(s: Sample, r: Response) -> None:
-        rec = RunRecord(
-            sample_id=s.id,
-            model=model.spec,
-            response=r.text if r.ok else None,
-            error=None if r.ok else (r.error or "the model returned no text"),
-            latency_s=r.latency_s,
-            input_tokens=r.input_tokens,
-            output_tokens=r.output_tokens,
-            attempt=store.attempts(s.id) + 1,
-            retries=r.retries,
-            image_tokens=r.image_tokens,
-        )
+        rec = storable_record(s.id, model.spec, r, attempt=store.attempts(s.id) + 1)
         if not store.append(rec):  # another process answered it meanwhile
             return
         with lock:
@@ -161,10 +241,12 @@ def run_model(
             else:
                 summary.failed += 1
                 summary.failed_ids.append(s.id)
-            summary.retried += r.retries > 0
-            summary.retries += r.retries
-            summary.input_tokens += r.input_tokens or 0
-            summary.output_tokens += r.output_tokens or 0
+            summary.retried += rec.retries > 0
+            summary.retries += rec.retries
+            summary.input_tokens += rec.input_tokens or 0
+            summary.output_tokens += rec.output_tokens or 0
+            if rec.note:
+                summary.mended += 1
         if on_record:
             on_record(rec)
 
@@ -175,7 +257,14 @@ def run_model(
                     chunk = jobs.get_nowait()
                 except queue.Empty:
                     return
-                responses = model.generate([request(s) for s in chunk])
+                try:
+                    responses = model.generate([request(s) for s in chunk])
+                except ModelError:
+                    raise
+                except Exception as exc:  # one bad batch fails its samples, not the run
+                    log.warning("%s failed on %s", model.spec, [s.id for s in chunk], exc_info=exc)
+                    why = f"the model raised {type(exc).__name__}: {str(exc)[:300]}"
+                    responses = [Response(text=None, error=why) for _ in chunk]
                 if len(responses) != len(chunk):
                     raise ModelError(
                         f"{model.spec} returned {len(responses)} responses "

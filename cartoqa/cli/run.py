@@ -95,17 +95,27 @@ def run(
         str | None, typer.Option(help="IN,OUT dollars per million tokens, for the cost line.")
     ] = None,
     progress: Annotated[bool, typer.Option(help="Show a progress bar.")] = True,
+    wait: Annotated[
+        bool,
+        typer.Option(
+            help="If another run of the same dataset, model and settings is under way, wait "
+            "for it to end and then resume, instead of refusing at once."
+        ),
+    ] = False,
 ) -> None:
     """Ask a model every question of a dataset; rerun the same command to resume.
 
     Each response is stored as it arrives (runs/<dataset>__<model>__<id>.jsonl).
     A failed request is recorded and the run goes on; running again retries
-    the failed samples only.  Exits non-zero only when the run could not
-    proceed (bad dataset or model spec, refused key, interrupted).
+    the failed samples only.  Exit status: 0 when the run went through; 2 when
+    it could not start (bad dataset, model spec or runs folder, another run of
+    the same store under way); 1 when it stopped (refused key) or when every
+    request it sent failed; 130 when interrupted.
     """
+    from cartoqa.errors import RunStoreError
     from cartoqa.models import GenerationSettings, RetryPolicy, load_model
     from cartoqa.runner import open_run_store, run_model, select_samples
-    from cartoqa.stores import load_dataset
+    from cartoqa.stores import ensure_writable_folder, load_dataset
     from evaluators.scoring import is_correct
 
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
@@ -122,6 +132,7 @@ def run(
             limit=limit,
         )
         cost = _price(price)
+        ensure_writable_folder(runs_dir, what="run stores", error=RunStoreError)
         m = load_model(
             model,
             retry=retry,
@@ -137,6 +148,7 @@ def run(
 
     try:
         with open_run_store(runs_dir, ds, m.spec, settings) as store:
+            store.add_notes(list(getattr(m, "notes", []) or []))
             done_before = len({s.id for s in chosen} & store.completed_ids())
             bar = Progress(
                 TextColumn("[bold]{task.description}"),
@@ -169,6 +181,7 @@ def run(
                     concurrency=concurrency,
                     price=cost,
                     on_record=on_record,
+                    wait_s=float("inf") if wait else 0.0,
                 )
             latest = store.latest()
             correct = sum(is_correct(s, latest[s.id].response) for s in chosen if s.id in latest)
@@ -186,6 +199,15 @@ def run(
     if summary.stopped:
         typer.echo(f"run stopped: {summary.stopped}", err=True)
         raise typer.Exit(130 if summary.stopped.startswith("interrupted") else 1)
+    if summary.all_failed:
+        first = latest[summary.failed_ids[0]].error if summary.failed_ids[0] in latest else "?"
+        typer.echo(
+            f"error: every request of this run failed ({summary.failed} of {summary.failed}); "
+            f"the first error: {first}. Check the model spec and the server, then run the "
+            "same command again to retry them",
+            err=True,
+        )
+        raise typer.Exit(1)
 
 
 def _print_summary(console: Console, s: RunSummary) -> None:
@@ -203,6 +225,8 @@ def _print_summary(console: Console, s: RunSummary) -> None:
         ("cost", "unknown (give --price IN,OUT)" if s.cost_usd is None else f"${s.cost_usd:.4f}"),
         ("wall time", f"{s.wall_s:.1f} s ({rate:.2f} answers/s)"),
     ]
+    if s.mended:
+        rows.append(("responses mended to be stored (see note)", s.mended))
     for k, v in rows:
         table.add_row(k, str(v))
     console.print(table)

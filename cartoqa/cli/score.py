@@ -34,8 +34,13 @@ def score(
         Path | None, typer.Option(help="Also write scores.json and scores.csv to this folder.")
     ] = None,
 ) -> None:
-    """Score every run of DATASET found under --runs-dir, task by task."""
-    from cartoqa.stores import RunStore, load_dataset
+    """Score every run of DATASET found under --runs-dir, task by task.
+
+    Runs are told apart by run id (dataset, model and settings): two runs of one
+    model with other settings are scored side by side.  Stores are only read,
+    never changed.  A store or meta.json that cannot be read is reported and left
+    out (exit status 1); the others are still scored."""
+    from cartoqa.stores import ensure_writable_folder, find_runs, load_dataset
     from evaluators.scoring import score_run
 
     if mode not in ("cartoqa", "original"):
@@ -43,23 +48,43 @@ def score(
         raise typer.Exit(2)
     try:
         ds = load_dataset(dataset)
+        if out is not None:
+            ensure_writable_folder(out, what="scores.json and scores.csv")
     except CartoqaError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None
-    runs = []
-    for meta_path in sorted(Path(runs_dir).glob("*.meta.json")):
-        meta = json.loads(meta_path.read_text())
-        if meta.get("dataset_sha256") != ds.manifest.samples_sha256:
+    infos, problems = find_runs(runs_dir, dataset_sha256=ds.manifest.samples_sha256)
+    runs: list[dict] = []
+    for info in infos:
+        if model and info.model not in model:
             continue
-        if model and meta["model"] not in model:
+        try:
+            with info.open() as store:
+                latest = {k: r.response for k, r in store.latest().items()}
+                torn = store.torn_bytes
+        except CartoqaError as exc:
+            problems.append(f"{exc}; this run is left out")
             continue
-        store = RunStore(meta_path.with_name(meta_path.name.replace(".meta.json", ".jsonl")))
-        latest = {k: r.response for k, r in store.latest().items()}
-        store.close()
-        runs.append((meta["model"], score_run(ds.samples, latest, mode=mode)))  # type: ignore[arg-type]
+        if torn:
+            problems.append(
+                f"{info.path}: its last line is incomplete ({torn} bytes, a run killed while "
+                "writing it); scored without it ('cartoqa run' repairs it when it resumes)"
+            )
+        runs.append(
+            {
+                "run_id": info.run_id,
+                "model": info.model,
+                "settings": info.settings,
+                "dataset": ds.manifest.name,
+                "dataset_sha256": ds.manifest.samples_sha256,
+                "scores": score_run(ds.samples, latest, mode=mode),  # type: ignore[arg-type]
+            }
+        )
+    for msg in problems:
+        typer.echo(f"error: {msg}", err=True)
     if not runs:
         typer.echo(
-            f"error: no run of {ds.manifest.name} under {runs_dir}; "
+            f"error: no readable run of {ds.manifest.name} under {runs_dir}; "
             f"run one first: cartoqa run {dataset} --model oracle",
             err=True,
         )
@@ -67,33 +92,58 @@ def score(
     if out is not None:
         _write(out, runs)
     if as_json:
-        typer.echo(json.dumps({m: s for m, s in runs}, indent=1, default=str))
-        return
-    console = Console()
-    for name, scores in runs:
-        for task, table in scores.items():
-            suffix = f" · mode {mode}" if mode != "cartoqa" else ""
-            console.print(_rich_table(f"{name} · {task}{suffix}", table))
-    for credit in ds.manifest.attribution:
-        console.print(credit)
+        typer.echo(json.dumps({r["run_id"]: r for r in runs}, indent=1, default=str))
+    else:
+        console = Console()
+        for r in runs:
+            label = f"{r['model']} [{_settings_text(r['settings'])}] run {r['run_id']}"
+            for task, table in r["scores"].items():
+                suffix = f" · mode {mode}" if mode != "cartoqa" else ""
+                console.print(_rich_table(f"{label} · {task}{suffix}", table))
+        for credit in ds.manifest.attribution:
+            console.print(credit)
+    if problems:
+        raise typer.Exit(1)
 
 
-def _write(folder: Path, runs: list) -> None:
-    """scores.json (model -> task -> group -> metric) and scores.csv (one value a row)."""
+def _settings_text(settings: dict) -> str:
+    return ", ".join(f"{k} {v}" for k, v in sorted(settings.items()) if v is not None)
+
+
+SETTINGS_COLUMNS = ("temperature", "max_tokens", "seed")
+
+
+def _write(folder: Path, runs: list[dict]) -> None:
+    """scores.json (run id -> model, settings, dataset, task -> group -> metric) and scores.csv
+    (one value a row, each row with its run id, model and settings)."""
     import csv
 
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "scores.json").write_text(
-        json.dumps({m: s for m, s in runs}, indent=1, default=str), encoding="utf-8"
+        json.dumps({r["run_id"]: r for r in runs}, indent=1, default=str), encoding="utf-8"
     )
     with (folder / "scores.csv").open("w", newline="", encoding="utf-8") as f:
         w = csv.writer(f)
-        w.writerow(["model", "task", "group", "metric", "value"])
-        for model, scores in runs:
-            for task, table in scores.items():
+        w.writerow(
+            ["run_id", "model", *SETTINGS_COLUMNS, "dataset", "task", "group", "metric", "value"]
+        )
+        for r in runs:
+            settings = [r["settings"].get(k) for k in SETTINGS_COLUMNS]
+            for task, table in r["scores"].items():
                 for group, values in table.items():
                     for metric, value in values.items():
-                        w.writerow([model, task, group, metric, value])
+                        w.writerow(
+                            [
+                                r["run_id"],
+                                r["model"],
+                                *settings,
+                                r["dataset"],
+                                task,
+                                group,
+                                metric,
+                                value,
+                            ]
+                        )
 
 
 def _rich_table(title: str, table: dict) -> Table:

@@ -42,6 +42,9 @@ class RunRecord(BaseModel):
     """Failed tries within this attempt that the adapter retried (429, 5xx, timeouts)."""
     image_tokens: int | None = Field(default=None, ge=0)
     """Prompt tokens the images took, where a local model reports them."""
+    note: str | None = None
+    """What the runner had to mend to store this response (a negative token count read as
+    unknown, unpaired surrogates escaped), or None."""
     created_at: str = Field(default_factory=_now)
     """UTC time the record was written (ISO 8601)."""
 

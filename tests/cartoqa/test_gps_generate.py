@@ -148,12 +148,14 @@ def test_cli_generate_and_score_writes_json_and_csv(tmp_path):
     )
     assert r.exit_code == 0, r.output
     data = json.loads((tmp_path / "scores" / "scores.json").read_text())
-    assert data["oracle"]["distance"]["all"]["accuracy"] == 1
+    (run,) = data.values()  # keyed by run id: model, settings, dataset, scores
+    assert run["model"] == "oracle" and run["settings"]["max_tokens"] == 1024
+    assert run["scores"]["distance"]["all"]["accuracy"] == 1
     csv_text = (tmp_path / "scores" / "scores.csv").read_text()
-    assert (
-        csv_text.startswith("model,task,group,metric,value")
-        and "oracle,bearing,all,accuracy" in csv_text
+    assert csv_text.startswith(
+        "run_id,model,temperature,max_tokens,seed,dataset,task,group,metric,value"
     )
+    assert f"{run['run_id']},oracle,0.0,1024,,gps-seed42,bearing,all,accuracy" in csv_text
     r = CliRunner().invoke(app, ["gps", "generate", str(tmp_path / "x"), "--tasks", "nope"])
     assert r.exit_code == 2 and "not a GPS task" in r.output
 

@@ -98,8 +98,8 @@ def test_score_command_prints_each_task(built, monkeypatch):
         app, ["score", str(ds.path), "--runs-dir", str(folder / "runs"), "--json", "-m", "oracle"]
     )
     assert result.exit_code == 0, result.output
-    scores = json.loads(result.output)["oracle"]
-    assert set(scores) == {"srn", "rle", "mml"}
+    (run,) = json.loads(result.output).values()
+    assert run["model"] == "oracle" and set(run["scores"]) == {"srn", "rle", "mml"}
     result = CliRunner().invoke(app, ["score", str(ds.path), "--runs-dir", str(folder / "none")])
     assert result.exit_code == 2 and "no run of" in result.output
 

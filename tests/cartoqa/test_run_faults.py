@@ -1,0 +1,262 @@
+"""Runs and scores under races, torn files, bad replies and dead endpoints (issue 11).
+
+Real ``cartoqa`` processes against the fake OpenAI-compatible server where a
+race or an exit status is the point; in-process runs with a deterministic
+misbehaving model where a reply's content is.
+"""
+
+import json
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from cartoqa.cli import app
+from cartoqa.models import GenerationSettings, Request, Response
+from cartoqa.runner import open_run_store, run_model, storable_text
+from cartoqa.stores import RunStore
+from cartoqa.testing.fake_openai import FakeOpenAIServer
+from tests.cartoqa.model_data import text_dataset
+from tests.cartoqa.test_runner import run_command, store_lines, wait_for_lines
+
+CARTOQA = Path(sys.executable).with_name("cartoqa")
+
+
+def cli(*args):
+    r = CliRunner().invoke(app, [str(a) for a in args])
+    return r.exit_code, r.output
+
+
+def oracle_run(ds, runs, *extra):
+    code, out = cli("run", ds.path, "-m", "oracle", "--runs-dir", runs, "--no-progress", *extra)
+    assert code == 0, out
+    return out
+
+
+# ------------------------------------------------------------------ item 3: torn-line repair
+
+
+def test_a_last_record_without_its_newline_is_kept_by_score_and_by_run(tmp_path):
+    ds = text_dataset(tmp_path / "ds", 12)
+    runs = tmp_path / "runs"
+    oracle_run(ds, runs)
+    [store] = runs.glob("*.jsonl")
+    store.write_bytes(store.read_bytes().rstrip(b"\n"))  # valid, only its newline missing
+    before = store.read_bytes()
+    code, out = cli("score", ds.path, "--runs-dir", runs, "--json")
+    assert code == 0, out
+    (run,) = json.loads(out).values()
+    assert run["scores"]["distance"]["all"]["exact match"] == 1.0  # 12 of 12, not 11
+    assert store.read_bytes() == before  # scoring changes nothing
+    out = oracle_run(ds, runs)
+    assert "answered now" in out and "correct: 12/12" in out
+    lines = store.read_bytes().split(b"\n")
+    assert lines[-1] == b"" and len(lines) == 13  # the newline added, no line lost
+
+
+def test_a_torn_last_line_is_reported_by_score_and_dropped_by_run(tmp_path):
+    ds = text_dataset(tmp_path / "ds", 6)
+    runs = tmp_path / "runs"
+    oracle_run(ds, runs)
+    [store] = runs.glob("*.jsonl")
+    whole = store.read_bytes()
+    store.write_bytes(whole + b'{"schema_version": 1, "sample_id": "q-00')
+    code, out = cli("score", ds.path, "--runs-dir", runs)
+    assert code == 1 and "last line is incomplete" in out
+    oracle_run(ds, runs)
+    assert store.read_bytes() == whole
+
+
+# ------------------------------------------------------------------ item 5: two runs at once
+
+
+def test_a_second_run_of_the_same_store_is_refused_and_nothing_is_sent_twice(tmp_path):
+    ds = text_dataset(tmp_path / "ds", 40)
+    runs = tmp_path / "runs"
+    with FakeOpenAIServer(latency_s=0.05) as server:
+        cmd = run_command(ds, server, runs, concurrency=2)
+        first = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        wait_for_lines(runs, 3)
+        t0 = time.monotonic()
+        second = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+        assert second.returncode == 2, second.stderr
+        assert time.monotonic() - t0 < 20  # refused at once, not after answering
+        assert "another run is answering" in second.stderr
+        assert f"process {first.pid}" in second.stderr
+        _, err = first.communicate(timeout=120)
+        assert first.returncode == 0, err
+        assert len(server.log) == 40  # every question asked once
+    assert sorted(r["sample_id"] for r in store_lines(runs)) == sorted(s.id for s in ds)
+
+
+def test_wait_makes_the_second_run_resume_after_the_first(tmp_path):
+    ds = text_dataset(tmp_path / "ds", 30)
+    runs = tmp_path / "runs"
+    with FakeOpenAIServer(latency_s=0.03) as server:
+        cmd = run_command(ds, server, runs, concurrency=1)
+        first = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        wait_for_lines(runs, 2)
+        second = subprocess.run([*cmd, "--wait"], capture_output=True, text=True, timeout=120)
+        assert first.wait(120) == 0
+        assert second.returncode == 0, second.stderr
+        assert len(server.log) == 30
+    assert len(store_lines(runs)) == 30
+
+
+# ------------------------------------------------------------------ item 6: runs keyed by id
+
+
+def test_two_runs_of_one_model_with_other_settings_are_scored_apart(tmp_path):
+    ds = text_dataset(tmp_path / "ds", 8)
+    runs = tmp_path / "runs"
+    for t in ("0", "0.7"):
+        code, out = cli(
+            "run",
+            ds.path,
+            "-m",
+            "random:3",
+            "--runs-dir",
+            runs,
+            "--no-progress",
+            "--temperature",
+            t,
+        )
+        assert code == 0, out
+    code, out = cli("score", ds.path, "--runs-dir", runs, "--json", "--out", tmp_path / "sc")
+    assert code == 0, out
+    data = json.loads(out)
+    assert len(data) == 2
+    assert sorted(r["settings"]["temperature"] for r in data.values()) == [0.0, 0.7]
+    assert {r["model"] for r in data.values()} == {"random:3"}
+    rows = (tmp_path / "sc" / "scores.csv").read_text().splitlines()
+    keys = {tuple(r.split(",")[:3]) for r in rows[1:]}
+    assert len(keys) == 2  # run id, model, temperature tell the two apart on every row
+
+
+# ------------------------------------------------------------------ item 9: exit status
+
+
+def _closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_a_run_where_every_request_fails_exits_non_zero(tmp_path):
+    ds = text_dataset(tmp_path / "ds", 3)
+    url = f"http://127.0.0.1:{_closed_port()}/v1"
+    done = subprocess.run(
+        [CARTOQA, "run", ds.path, "-m", f"openai:x@{url}", "--runs-dir", tmp_path / "runs"]
+        + ["--no-progress", "--retries", "1", "--retry-base", "0.01"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 1, done.stderr
+    assert "every request of this run failed" in done.stderr
+    assert "connection" in done.stderr.lower()
+
+
+def test_a_rerun_with_nothing_left_to_send_exits_zero(tmp_path):
+    ds = text_dataset(tmp_path / "ds", 3)
+    oracle_run(ds, tmp_path / "runs")
+    oracle_run(ds, tmp_path / "runs")  # every sample answered before: not a failure
+
+
+# ------------------------------------------------------------------ item 10: bad replies
+
+
+class MisbehavingModel:
+    """A deterministic fake model (not a real one) whose replies break naive storage: lone
+    surrogates, negative and non-integer token counts, and one batch that raises."""
+
+    spec = "test:misbehaving"
+    batch_size = 1
+    thread_safe = False
+
+    def generate(self, requests: Sequence[Request]) -> list[Response]:
+        (r,) = requests
+        n = int(r.id.rsplit("-", 1)[1])
+        if n == 0:
+            return [Response(text="FINAL ANSWER: \ud800 lone", input_tokens=5, output_tokens=3)]
+        if n == 1:
+            return [Response(text="FINAL ANSWER: 1 km", input_tokens=-5, output_tokens=2)]
+        if n == 2:
+            return [Response(text="FINAL ANSWER: 2 km", input_tokens=3, output_tokens=2.5)]  # type: ignore[arg-type]
+        if n == 3:
+            raise RuntimeError("the adapter broke on this one")
+        return [Response(text=f"FINAL ANSWER: {n} km", input_tokens=1, output_tokens=1)]
+
+    def close(self) -> None:
+        pass
+
+
+def test_every_reply_is_stored_whatever_it_holds_and_a_sample_fails_alone(tmp_path):
+    ds = text_dataset(tmp_path / "ds", 6)
+    settings = GenerationSettings()
+    model = MisbehavingModel()
+    with open_run_store(tmp_path / "runs", ds, model.spec, settings) as store:
+        summary = run_model(ds, model, store, settings=settings)
+    assert summary.stopped is None
+    assert summary.answered == 5 and summary.failed == 1 and summary.mended == 3
+    with RunStore(store.path, readonly=True) as again:
+        latest = again.latest()
+    ids = sorted(latest)
+    assert ids == sorted(s.id for s in ds)
+    first, second, third, fourth = (latest[i] for i in ids[:4])
+    assert first.response == "FINAL ANSWER: \\ud800 lone" and "surrogate" in (first.note or "")
+    assert second.input_tokens is None and "input_tokens=-5" in (second.note or "")
+    assert second.output_tokens == 2
+    assert third.output_tokens is None and third.input_tokens == 3
+    assert fourth.error and "RuntimeError" in fourth.error
+
+
+def test_storable_text_changes_only_what_json_cannot_hold():
+    assert storable_text("Ünïcödé 🗺 ok") == ("Ünïcödé 🗺 ok", False)
+    assert storable_text("a\udc80b") == ("a\\udc80b", True)
+
+
+# ------------------------------------------------------------------ item 16: corrupt files
+
+
+def test_score_reports_a_corrupt_store_or_meta_and_scores_the_rest(tmp_path):
+    ds = text_dataset(tmp_path / "ds", 5)
+    runs = tmp_path / "runs"
+    oracle_run(ds, runs)
+    code, out = cli("run", ds.path, "-m", "random", "--runs-dir", runs, "--no-progress")
+    assert code == 0, out
+    random_store = next(p for p in runs.glob("*.jsonl") if "random" in p.name)
+    lines = random_store.read_text().splitlines()
+    lines[2] = '{"half": "a record'
+    random_store.write_text("\n".join(lines) + "\n")
+    code, out = cli("score", ds.path, "--runs-dir", runs)
+    assert code == 1
+    assert f"{random_store.name}:3: not a run record" in out.replace("\n", "")
+    assert "oracle" in out and "Traceback" not in out  # the readable run is still scored
+    code, out = cli("run", ds.path, "-m", "random", "--runs-dir", runs, "--no-progress")
+    assert code == 2 and ":3: not a run record" in out.replace("\n", "")
+    meta = random_store.with_suffix(".meta.json")
+    meta.write_text("{broken")
+    random_store.write_text("\n".join(lines[:2]) + "\n")
+    code, out = cli("score", ds.path, "--runs-dir", runs)
+    assert code == 1 and "meta.json cannot be read" in out.replace("\n", "")
+    code, out = cli("run", ds.path, "-m", "random", "--runs-dir", runs, "--no-progress")
+    assert code == 2 and "is not valid JSON" in out.replace("\n", "")
+
+
+def test_run_refuses_a_dataset_edited_after_it_was_made(tmp_path):
+    ds = text_dataset(tmp_path / "ds", 4)
+    oracle_run(ds, tmp_path / "runs")
+    path = Path(ds.path) / "samples.jsonl"
+    lines = path.read_text().splitlines()
+    rec = json.loads(lines[0])
+    rec["ground_truth"]["value"] = rec["ground_truth"]["value"] + 1
+    lines[0] = json.dumps(rec)
+    path.write_text("\n".join(lines) + "\n")
+    for cmd in (["run", ds.path, "-m", "oracle"], ["score", ds.path]):
+        code, out = cli(*cmd, "--runs-dir", tmp_path / "runs")
+        assert code == 2 and "does not match its manifest" in out.replace("\n", "")
