@@ -6,16 +6,41 @@ from typing import Any
 
 from cartoqa.errors import ModelError
 
+from ._api import check_base_url
 from ._retry import RetryPolicy
 from ._types import Model
 
-__all__ = ["SPEC_FORMS", "load_model"]
+__all__ = ["SPEC_FORMS", "load_model", "split_base_url"]
 
 SPEC_FORMS = (
     "openai:MODEL (OPENAI_API_KEY), openai:MODEL@http://HOST:PORT/v1 (any OpenAI-compatible "
-    "server), anthropic:MODEL, google:MODEL, hf:HUB_ID_OR_FOLDER, vllm:HUB_ID_OR_FOLDER, "
-    "oracle, random[:SEED], constant:TEXT"
+    "server), anthropic:MODEL (ANTHROPIC_API_KEY), anthropic:MODEL@http://HOST:PORT (a server "
+    "speaking the Anthropic Messages API, without /v1), google:MODEL (GOOGLE_API_KEY), "
+    "google:MODEL@http://HOST:PORT (a server speaking the Gemini API), hf:HUB_ID_OR_FOLDER, "
+    "vllm:HUB_ID_OR_FOLDER, oracle, random[:SEED], constant:TEXT"
 )
+
+
+def _looks_like_address(text: str) -> bool:
+    """Whether the text after the last '@' of a spec is meant as a server address (it has a
+    port, a path, a dot or is localhost) rather than part of a model name ("claude@2024")."""
+    return any(c in text for c in ":/.") or text.lower().startswith("localhost")
+
+
+def split_base_url(spec: str, provider: str, rest: str) -> tuple[str, str | None]:
+    """(model, base URL or None) from the part of a spec after ``provider:``.
+
+    ``MODEL@URL`` takes a base URL when URL is http:// or https://; an address without
+    either (``m@127.0.0.1:8000/v1``) is an error that says to add http://, not a model name.
+    """
+    name, at, url = rest.rpartition("@")
+    if not at or not (url.startswith(("http://", "https://")) or _looks_like_address(url)):
+        return rest, None
+    if not name:
+        raise ModelError(
+            f"model spec {spec!r} names no model before '@'; write {provider}:MODEL@{url}"
+        )
+    return name, check_base_url(url, spec)
 
 
 def load_model(
@@ -48,21 +73,19 @@ def load_model(
     if not sep or not rest:
         raise ModelError(f"model spec {spec!r} is not one of: {SPEC_FORMS}")
     keys: dict[str, Any] = {"api_key_env": api_key_env} if api_key_env else {}
-    if provider == "openai":
-        from .openai_api import OpenAIModel
+    if provider in ("openai", "anthropic", "google"):
+        name, url = split_base_url(spec, provider, rest)
+        if provider == "openai":
+            from .openai_api import OpenAIModel
 
-        name, at, url = rest.rpartition("@")
-        if at and url.startswith(("http://", "https://")):
             return OpenAIModel(name, base_url=url, retry=retry, **keys)
-        return OpenAIModel(rest, retry=retry, **keys)
-    if provider == "anthropic":
-        from .anthropic_api import AnthropicModel
+        if provider == "anthropic":
+            from .anthropic_api import AnthropicModel
 
-        return AnthropicModel(rest, retry=retry, **keys)
-    if provider == "google":
+            return AnthropicModel(name, base_url=url, retry=retry, **keys)
         from .google_api import GoogleModel
 
-        return GoogleModel(rest, retry=retry, **keys)
+        return GoogleModel(name, base_url=url, retry=retry, **keys)
     if provider == "hf":
         from .hf_local import HFModel
 

@@ -6,15 +6,18 @@ retries off: this adapter retries 429, 5xx, timeouts, dropped connections
 and malformed replies with exponential backoff and jitter, waiting at least
 what Retry-After says, and records a request as failed when the retries run
 out.  A refused key or an unknown model stops the run (every request would
-fail the same way).  The key comes from an environment variable
-(``OPENAI_API_KEY`` by default) and is never logged or stored.
+fail the same way), and so does an endpoint that never answered this model
+(connection refused, no reply in time): see ``APIModel``.  Settings the
+installed SDK does not take are left out and named in ``notes``.  The key
+comes from an environment variable (``OPENAI_API_KEY`` by default; any key,
+or none, for a base URL) and is never logged or stored.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from ._api import APIModel, MalformedReplyError, api_key
+from ._api import APIModel, MalformedReplyError, api_key, check_base_url, sdk_takes
 from ._images import data_uri
 from ._retry import Failure, RetryPolicy
 from ._types import Request
@@ -53,9 +56,12 @@ class OpenAIModel(APIModel):
     ) -> None:
         import openai
 
+        super().__init__()
         self.model = model
-        self.base_url = (base_url or OPENAI_URL).rstrip("/")
+        spec = f"openai:{model}" + (f"@{base_url}" if base_url else "")
+        self.base_url = check_base_url(base_url, spec) if base_url else OPENAI_URL
         self.spec = f"openai:{model}" + (f"@{self.base_url}" if base_url else "")
+        self.endpoint = self.base_url
         self.key_env = api_key_env
         self.retry = retry or RetryPolicy()
         # a local server (a base URL was given) takes any key
@@ -64,26 +70,31 @@ class OpenAIModel(APIModel):
         self._client = openai.OpenAI(
             api_key=key, base_url=self.base_url, max_retries=0, timeout=self.retry.timeout_s
         )
+        # OpenAI's newer models take only max_completion_tokens; other servers know max_tokens
+        self._max_tokens_name = "max_completion_tokens" if self._official else "max_tokens"
+        wanted = {"temperature", "seed", self._max_tokens_name}
+        self._takes = sdk_takes(self._client.chat.completions.create, wanted)
+        self._leave_out(
+            f"openai {openai.__version__}", "chat.completions.create", wanted - self._takes
+        )
 
     def _params(self, request: Request) -> dict[str, Any]:
         s = request.settings
-        params: dict[str, Any] = {
-            "model": self.model,
-            "messages": build_messages(request),
-            "temperature": s.temperature,
-        }
-        # OpenAI's newer models take only max_completion_tokens; other servers know max_tokens
-        params["max_completion_tokens" if self._official else "max_tokens"] = s.max_tokens
-        if s.seed is not None:
+        params: dict[str, Any] = {"model": self.model, "messages": build_messages(request)}
+        if "temperature" in self._takes:
+            params["temperature"] = s.temperature
+        if self._max_tokens_name in self._takes:
+            params[self._max_tokens_name] = s.max_tokens
+        if s.seed is not None and "seed" in self._takes:
             params["seed"] = s.seed
         return params
 
-    def _call(self, params: dict[str, Any]) -> tuple[str, int | None, int | None]:
-        completion = self._client.chat.completions.create(**params)
+    def _call(self, params: dict[str, Any], timeout_s: float) -> tuple[str, object, object]:
+        completion = self._client.chat.completions.create(**params, timeout=timeout_s)
         if not getattr(completion, "choices", None):
             raise MalformedReplyError("the reply has no choices")
         text = completion.choices[0].message.content
-        if text is None:
+        if not isinstance(text, str):
             raise MalformedReplyError("the reply's first choice has no content")
         usage = getattr(completion, "usage", None)
         return (
