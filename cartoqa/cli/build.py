@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
 from cartoqa.errors import CartoqaError
+
+if TYPE_CHECKING:
+    from cartoqa.tasks.build import BuildReport
 
 __all__ = ["build"]
 
@@ -32,14 +35,41 @@ def build(
     overwrite: Annotated[bool, typer.Option(help="Replace a dataset already at OUT.")] = False,
     progress: Annotated[bool, typer.Option(help="Show progress bars.")] = True,
 ) -> None:
-    """Build navigation questions (SRN, RLE, MML) with their maps from an OSM extract."""
+    """Build navigation questions (SRN, RLE, MML) with their maps from an OSM extract.
+
+    OUT is checked (free, writable; an existing dataset needs --overwrite) and
+    locked before any work; an old dataset there stays whole until the new one
+    is complete.  Exit status 0 when every task got samples (a shortfall is
+    shown and recorded in the manifest), 1 when a task could make none (no
+    dataset written), 2 for bad options or an output that cannot be written.
+    """
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
     from cartoqa.tasks import build_dataset
+    from cartoqa.tasks.build import BuildError
 
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     wanted = [t.strip() for t in tasks.split(",") if t.strip()]
     console = Console()
+    bars = Progress(
+        TextColumn("[bold]sampling {task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[rejected]} rejected"),
+        console=console,
+        disable=not progress,
+        transient=True,
+    )
+    ids: dict[str, int] = {}
+
+    def on_attempt(task: str, made: int, rejected: int) -> None:
+        if task not in ids:
+            total = per_task if task != "rle" else -(-per_task // 2)
+            ids[task] = bars.add_task(task, total=total, rejected=0)
+        bars.update(ids[task], completed=made, rejected=rejected)
+
     try:
-        with console.status("sampling questions (road graph, routes, label checks)..."):
+        with bars:
             report = build_dataset(
                 out,
                 extract=extract,
@@ -50,21 +80,38 @@ def build(
                 dsn=dsn,
                 overwrite=overwrite,
                 progress=progress,
+                on_attempt=on_attempt,
             )
+    except BuildError as exc:
+        console.print(_table(exc.report, wanted, f"{out}: no dataset written"))
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(1) from None
     except CartoqaError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None
-    table = Table(title=f"{out}: dataset written")
-    for col in ("task", "samples", "maps", "rejected (top reasons)"):
-        table.add_column(col)
-    for task in wanted:
-        reasons = ", ".join(f"{r} {n}" for r, n in report.rejected[task].most_common(4)) or "-"
-        have = report.samples.get(task, 0)
-        short = f" (wanted {report.wanted[task]})" if have < report.wanted[task] else ""
-        table.add_row(task, f"{have}{short}", str(report.maps[task]), reasons)
-    console.print(table)
+    console.print(_table(report, wanted, f"{out}: dataset written"))
+    for task, missing in report.short.items():
+        console.print(
+            f"[yellow]shortfall[/]: {task} has {missing} fewer samples than asked for "
+            f"({report.gave_up.get(task, 'the extract ran out of fair candidates')}); "
+            "recorded in the manifest"
+        )
     console.print(
         "seconds: "
         + ", ".join(f"{k} {v:.1f}" for k, v in report.seconds.items())
         + "\nMap data © OpenStreetMap contributors"
     )
+
+
+def _table(report: BuildReport, wanted: list[str], title: str) -> Table:
+    table = Table(title=title)
+    for col in ("task", "samples", "maps", "rejected (top reasons)"):
+        table.add_column(col)
+    for task in wanted:
+        rejected = report.rejected.get(task)
+        reasons = ", ".join(f"{r} {n}" for r, n in rejected.most_common(4)) if rejected else "-"
+        have = report.samples.get(task, 0)
+        want = report.wanted.get(task, 0)
+        short = f" (wanted {want})" if have < want else ""
+        table.add_row(task, f"{have}{short}", str(report.maps.get(task, 0)), reasons or "-")
+    return table

@@ -192,3 +192,50 @@ def test_cli_outputs_that_cannot_be_written_give_one_clear_line(tmp_path, read_o
     assert "Traceback" not in done.stderr
     assert done.stderr.startswith("error: cannot write"), done.stderr
     assert "not writable" in done.stderr or "is a file" in done.stderr, done.stderr
+
+
+def _wait_for_staging(parent: Path, name: str, timeout_s: float = 60) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if list(parent.glob(f".{name}.staging-*")):
+            return
+        time.sleep(0.02)
+    raise AssertionError(f"no writer started on {parent / name} in {timeout_s} s")
+
+
+def test_cli_gps_overwrite_killed_midway_keeps_the_old_set(tmp_path):
+    gps = tmp_path / "gps"
+    small = [CARTOQA, "gps", "generate", gps, "--per-task", "10", "--tasks", "distance,bearing"]
+    subprocess.run(small, check=True, capture_output=True, timeout=120)
+    before = load_dataset(gps).manifest
+    big = subprocess.Popen(
+        [CARTOQA, "gps", "generate", gps, "--per-task", "3400", "--overwrite"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    _wait_for_staging(tmp_path, "gps")
+    time.sleep(2.0)
+    big.send_signal(signal.SIGKILL)
+    big.wait()
+    info = subprocess.run([CARTOQA, "dataset", "info", gps], capture_output=True, text=True)
+    assert info.returncode == 0, info.stderr
+    assert load_dataset(gps).manifest == before
+
+
+def test_cli_two_gps_generate_into_one_folder(tmp_path):
+    gps = tmp_path / "gps"
+    cmd = [CARTOQA, "gps", "generate", gps, "--per-task", "1000", "--seed", "1"]
+    first = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    _wait_for_staging(tmp_path, "gps")
+    second = subprocess.run(
+        [CARTOQA, "gps", "generate", gps, "--per-task", "10", "--seed", "2", "--overwrite"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert second.returncode == 2
+    assert f"is being written by process {first.pid}" in second.stderr
+    _, err = first.communicate(timeout=300)
+    assert first.returncode == 0, err
+    ds = load_dataset(gps)  # checks the sha of every byte against the manifest
+    assert ds.manifest.seeds == [1] and ds.manifest.total == 1000 * len(ds.manifest.counts)
