@@ -9,6 +9,7 @@ the log and the life cycle are here, the same for every provider.
 from __future__ import annotations
 
 import base64
+import contextlib
 import hashlib
 import json
 import socket
@@ -115,8 +116,12 @@ class LoggedRequest:
         return [hashlib.sha256(b).hexdigest() for b in self.images]
 
 
-def decode_base64_image(data: str) -> bytes:
-    """Image bytes from base64 text; ValueError when it is not base64 (the server says 400)."""
+def decode_base64_image(data: str, *, urlsafe: bool = False) -> bytes:
+    """Image bytes from base64 text (also the URL-safe alphabet, ``-`` and ``_``, where
+    ``urlsafe``: Google's JSON writes bytes so); ValueError when it is not base64 (the server
+    says 400)."""
+    if urlsafe:
+        return base64.b64decode(data, altchars=b"-_", validate=True)
     return base64.b64decode(data, validate=True)
 
 
@@ -151,6 +156,7 @@ class FakeAPIServer:
         """The most requests the server was answering at one time."""
         self._lock = threading.Lock()
         self._stop = threading.Event()
+        self._connections: set[socket.socket] = set()
         self._httpd = ThreadingHTTPServer(("127.0.0.1", port), self._handler())
         self._httpd.daemon_threads = True
         self._thread: threading.Thread | None = None
@@ -234,9 +240,17 @@ class FakeAPIServer:
 
             def setup(self) -> None:
                 super().setup()
+                with server._lock:
+                    server._connections.add(self.connection)
                 # headers and body go out as separate writes: without this, Nagle's algorithm
                 # and the client's delayed ACK add about 40 ms to every reply
                 self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+            def finish(self) -> None:
+                with server._lock:
+                    server._connections.discard(self.connection)
+                with contextlib.suppress(OSError):
+                    super().finish()
 
             def log_message(self, format: str, *args: Any) -> None:  # quiet
                 pass
@@ -391,9 +405,16 @@ class FakeAPIServer:
         self._httpd.serve_forever()
 
     def stop(self) -> None:
+        """Stop listening and close every open connection (kept-alive ones too), as a server
+        that goes away does."""
         self._stop.set()
         self._httpd.shutdown()
         self._httpd.server_close()
+        with self._lock:
+            live = list(self._connections)
+        for conn in live:
+            with contextlib.suppress(OSError):
+                conn.shutdown(socket.SHUT_RDWR)
 
     def __enter__(self) -> Self:
         return self.start()

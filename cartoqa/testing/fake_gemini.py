@@ -56,7 +56,7 @@ def _parts_text_and_images(parts: list[dict[str, Any]]) -> tuple[list[str], list
             mime = blob.get("mimeType") or blob.get("mime_type") or ""
             if not mime.startswith("image/"):
                 raise ValueError(f"inlineData mimeType {mime!r} is not an image")
-            images.append(decode_base64_image(blob["data"]))
+            images.append(decode_base64_image(blob["data"], urlsafe=True))
         else:
             raise ValueError(f"unknown part {sorted(part)}")
     return texts, images

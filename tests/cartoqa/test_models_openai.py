@@ -179,3 +179,131 @@ def test_a_batch_to_generate_is_sent_concurrently_and_answered_in_order(fake_ser
     out = model.generate([Request(id=str(i), text=t) for i, t in enumerate(texts)])
     assert [r.text for r in out] == [FakeOpenAIServer.reply_for(t) for t in texts]
     assert fake_server.max_in_flight > 1
+
+
+class FakeClock:
+    """Time that moves only when the code under test sleeps or a try takes time."""
+
+    def __init__(self):
+        self.now = 0.0
+
+    def __call__(self):
+        return self.now
+
+    def sleep(self, s):
+        self.now += s
+
+
+def test_the_deadline_cuts_each_try_and_stops_the_retries():
+    from cartoqa.models._retry import Failure, call_with_retries
+
+    clock = FakeClock()
+    timeouts = []
+
+    def call(timeout_s):
+        timeouts.append(timeout_s)
+        clock.now += timeout_s  # the try hangs until its timeout
+        raise TimeoutError
+
+    policy = RetryPolicy(max_retries=6, base_s=2, max_s=2, timeout_s=120, deadline_s=300)
+    result, failure, retries = call_with_retries(
+        call,
+        lambda exc: Failure("retry", "timeout", kind="timeout"),
+        policy,
+        rng=__import__("random").Random(0),
+        what="m",
+        sleep=clock.sleep,
+        clock=clock,
+    )
+    assert result is None and failure.kind == "timeout"
+    assert timeouts[:2] == [120, 120] and 0 < timeouts[2] < 60  # the third is cut to what is left
+    assert len(timeouts) == 3 and retries == 2
+    assert clock.now <= 300
+    assert "gave up after 3 tries" in failure.message and "300 s deadline" in failure.message
+
+
+def test_a_retry_after_past_the_deadline_gives_up_at_once():
+    from cartoqa.models._retry import Failure, call_with_retries
+
+    clock = FakeClock()
+    calls = []
+
+    def call(timeout_s):
+        calls.append(timeout_s)
+        raise RuntimeError("429")
+
+    result, failure, _ = call_with_retries(
+        call,
+        lambda exc: Failure("retry", "HTTP 429", retry_after=50),
+        RetryPolicy(max_s=60, deadline_s=30),
+        rng=__import__("random").Random(0),
+        what="m",
+        sleep=clock.sleep,
+        clock=clock,
+    )
+    assert result is None and len(calls) == 1 and clock.now == 0  # no 50 s wait was begun
+    assert "deadline" in failure.message
+
+
+def test_connect_failures_are_retried_connect_retries_times_only():
+    from cartoqa.models._retry import Failure, call_with_retries
+
+    clock = FakeClock()
+    for connect_retries in (0, 1, 3):
+        calls = []
+
+        def call(timeout_s, calls=calls):
+            calls.append(timeout_s)
+            raise ConnectionRefusedError
+
+        _, failure, retries = call_with_retries(
+            call,
+            lambda exc: Failure("retry", "cannot connect", kind="connect"),
+            RetryPolicy(max_retries=6, base_s=0.01, connect_retries=connect_retries),
+            rng=__import__("random").Random(0),
+            what="m",
+            sleep=clock.sleep,
+            clock=clock,
+        )
+        assert len(calls) == connect_retries + 1 and retries == connect_retries
+        n = connect_retries + 1
+        assert failure.message.endswith(f"(after {n} {'try' if n == 1 else 'tries'})")
+
+
+def test_retry_policy_defaults_and_checks():
+    p = RetryPolicy()
+    assert (p.max_retries, p.base_s, p.max_s) == (6, 1.0, 60.0)
+    assert (p.timeout_s, p.deadline_s, p.connect_retries) == (120.0, 300.0, 1)
+    for bad in ({"deadline_s": 0}, {"connect_retries": -1}, {"timeout_s": 0}):
+        with pytest.raises(ValueError, match=next(iter(bad))):
+            RetryPolicy(**bad)
+
+
+def test_token_counts_are_whole_numbers_from_zero_or_unknown():
+    from cartoqa.models._api import token_count
+
+    assert [token_count(v) for v in (0, 7, 7.0, 2**63 - 1)] == [0, 7, 7, 2**63 - 1]
+    for bad in (-5, -0.5, 7.5, "12", "many", None, True, float("nan"), float("inf"), 2**63, [3]):
+        assert token_count(bad) is None, bad
+
+
+def test_retry_after_that_is_not_a_number_is_no_wait():
+    assert parse_retry_after("nan") is None
+    assert parse_retry_after("-3") == 0.0
+
+
+def test_openai_leaves_out_settings_its_sdk_does_not_take(fake_server):
+    import inspect
+
+    import openai
+
+    model = model_for(fake_server)
+    create = openai.OpenAI(api_key="x").chat.completions.create
+    taken = set(inspect.signature(create).parameters)
+    missing = {"temperature", "seed", "max_tokens"} - taken
+    assert len(model.notes) == len(missing)
+    model.generate([Request(id="a", text="hi", settings=GenerationSettings(seed=1))])
+    [got] = fake_server.log
+    assert set(got.params) & {"temperature", "seed", "max_tokens"} == (
+        {"temperature", "seed", "max_tokens"} & taken
+    )
