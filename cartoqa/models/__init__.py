@@ -4,10 +4,16 @@
     responses = model.generate([Request(id="q1", text="...", images=(path,))])
 
 Adapters: ``openai`` (any OpenAI-compatible server), ``anthropic`` and
-``google`` (the ``api`` extra), ``hf`` (transformers, the ``local`` extra),
-``vllm`` (the ``gpu`` extra); baselines ``oracle``, ``random``,
-``constant``, and ``FunctionModel`` for a Python function.  ``cartoqa.runner``
-runs a model over a dataset, resumably.
+``google`` (the ``api`` extra), each also ``PROVIDER:MODEL@http://HOST:PORT``
+for a server of that API (``SPEC_FORMS``); ``hf`` (transformers, the
+``local`` extra), ``vllm`` (the ``gpu`` extra); baselines ``oracle``,
+``random``, ``constant``, and ``FunctionModel`` for a Python function.
+``cartoqa.runner`` runs a model over a dataset, resumably.
+
+The hosted adapters retry by a ``RetryPolicy`` (a per-try ``timeout_s``, a
+per-request ``deadline_s``, few retries for a refused connection), send only
+the settings their installed SDK takes, and say what they left out in
+``model.notes``.
 """
 
 from ._retry import RetryPolicy
