@@ -54,10 +54,20 @@ from cartoqa.records import (
     ValuesTruth,
 )
 
-from .numeric import AnswerParseError, final_answer_text, parse_number
+from .numeric import (
+    AnswerParseError,
+    check_answer_length,
+    checked_number,
+    final_answer_text,
+    parse_number,
+)
 
 __all__ = [
     "ANSWER_FORMATTERS",
+    "MAX_JSON_DEPTH",
+    "MAX_JSON_ITEMS",
+    "MAX_JSON_MARKS",
+    "MAX_LINES",
     "answer_matches",
     "format_answer",
     "last_json_value",
@@ -150,26 +160,149 @@ _YES_NO = re.compile(r"^\s*(yes|no|true|false|present|absent)\s*(?:$|[.,;:!)\-\u
 _LETTER = re.compile(r"^\(?\s*(?:option\s+)?([A-Za-z])\s*(?:[).:\]]|$|\s)", re.IGNORECASE)
 
 
+#: JSON nested deeper than this is unreadable (the answers asked for nest at most 3 deep)
+MAX_JSON_DEPTH = 32
+#: an answer with more JSON brackets, braces and double quotes than this is unreadable as JSON
+MAX_JSON_MARKS = 100_000
+#: a JSON value with more commas than this (about as many items) is unreadable
+MAX_JSON_ITEMS = 10_000
+
+_MARK = re.compile(r'["\[\]{}]')
+_STRING_REST = re.compile(r'(?:[^"\\]|\\.)*"', re.DOTALL)  # after an opening quote
+_CLOSER = {"[": "]", "{": "}"}
+
+
+def _json_number(text: str) -> float:
+    return checked_number(float(text), text)
+
+
+def _json_int(text: str) -> int | float:
+    if len(text) > 101:  # more digits than MAX_MAGNITUDE has, and int() of them is slow
+        raise AnswerParseError(f"the number {text[:20]!r}... ({len(text)} digits) is too large")
+    value = int(text)
+    checked_number(float(value), text)
+    return value
+
+
+def _json_constant(name: str) -> float:
+    raise AnswerParseError(f"{name} is not a usable number")
+
+
+_DECODER = json.JSONDecoder(
+    parse_float=_json_number, parse_int=_json_int, parse_constant=_json_constant
+)
+
+
+class _Brackets:
+    """Where the bracket opened at each position closes, read the way JSON reads it (brackets
+    inside strings skipped), and how deep the value there nests; found in one pass from each
+    opener not yet reached, so the whole text costs time linear in its length."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.end: dict[int, int] = {}
+        """opener position -> position after its closer, or -1 where it never closes"""
+        self.depth: dict[int, int] = {}
+        """opener position -> how deep the value there nests (1: holds no brackets)"""
+
+    def scan(self, i: int) -> None:
+        text, end, depth = self.text, self.end, self.depth
+        stack, pos = [i], i + 1
+        depth[i] = 1
+        while stack:
+            m = _MARK.search(text, pos)
+            if m is None:
+                break
+            c, p = m.group(), m.start()
+            if c == '"':
+                s = _STRING_REST.match(text, p + 1)
+                if s is None:  # a string that never ends
+                    break
+                pos = s.end()
+                continue
+            if c in _CLOSER:
+                if p in end:  # read from here before: the same closer, or none
+                    if end[p] < 0:
+                        break
+                    pos = end[p]
+                    self._nested(stack[-1], depth[p])
+                    continue
+                stack.append(p)
+                depth[p] = 1
+                pos = p + 1
+                continue
+            top = stack.pop()
+            if _CLOSER[text[top]] != c:  # "[ }": neither this value nor those around it closes
+                stack.append(top)
+                break
+            end[top] = p + 1
+            if stack:
+                self._nested(stack[-1], depth[top])
+            pos = p + 1
+        for p in stack:
+            end[p] = -1
+
+    def _nested(self, outer: int, inner_depth: int) -> None:
+        if inner_depth + 1 > self.depth[outer]:
+            self.depth[outer] = inner_depth + 1
+
+
 def last_json_value(text: str, opener: str) -> Any:
     """The last top-level JSON value starting with ``opener`` ("[" or "{") in ``text``
-    (values nested inside another are skipped over, so a table's inner objects never win)."""
-    closer = "]" if opener == "[" else "}"
-    decoder = json.JSONDecoder()
-    found, i = [], text.find(opener)
+    (values nested inside another are skipped over, so a table's inner objects never win).
+
+    Linear in the text's length.  Raises ``AnswerParseError`` when there is none, when the
+    text is too long or holds more than ``MAX_JSON_MARKS`` brackets and quotes, or when the
+    last value nests deeper than ``MAX_JSON_DEPTH``, has more than ``MAX_JSON_ITEMS`` items
+    or holds a number that is not finite or absurdly large ("1e400", "NaN").
+    """
+    closer = _CLOSER[opener]
+    check_answer_length(text)
+    marks = sum(text.count(c) for c in '"[]{}')
+    if marks > MAX_JSON_MARKS:
+        raise AnswerParseError(
+            f"too many brackets and quotes to read as JSON: {marks:,}, the limit is "
+            f"{MAX_JSON_MARKS:,} (the answer begins {text[:40]!r})"
+        )
+    brackets = _Brackets(text)
+    found: list[Any] = []  # the last value read, or the error that made it unusable
+    i = text.find(opener)
     while i >= 0:
-        try:
-            value, end = decoder.raw_decode(text, i)
-        except json.JSONDecodeError:
-            i = text.find(opener, i + 1)
-            continue
-        found.append(value)
-        i = text.find(opener, end)
+        if i not in brackets.end:
+            brackets.scan(i)
+        end = brackets.end[i]
+        if end > 0:
+            if brackets.depth[i] > MAX_JSON_DEPTH:
+                found = [AnswerParseError(f"JSON nested deeper than {MAX_JSON_DEPTH} levels")]
+                i = text.find(opener, end)
+                continue
+            if text.count(",", i, end) > MAX_JSON_ITEMS:
+                found = [AnswerParseError(f"a JSON value of more than {MAX_JSON_ITEMS:,} items")]
+                i = text.find(opener, end)
+                continue
+            try:
+                value = _DECODER.decode(text[i:end])
+            except AnswerParseError as exc:  # valid JSON, but a number no metric can use
+                found = [exc]
+                i = text.find(opener, end)
+                continue
+            except ValueError:  # not JSON (a JSONDecodeError): try the next opener inside
+                pass
+            else:
+                found = [value]
+                i = text.find(opener, end)
+                continue
+        i = text.find(opener, i + 1)
     if found:
-        return found[-1]
+        if isinstance(found[0], AnswerParseError):
+            raise found[0]
+        return found[0]
     # a bare bracket list as CartoMapQA's prompt writes it: [blue, turn left, Main St, red]
     if opener == "[":
         m = re.findall(r"\[([^\[\]]*)\]", text)
         if m:
+            if m[-1].count(",") > MAX_JSON_ITEMS:
+                raise AnswerParseError(f"a list of more than {MAX_JSON_ITEMS:,} items")
             return [p.strip().strip("'\"") for p in m[-1].split(",")]
     raise AnswerParseError(f"no JSON {opener}...{closer} in {text[:80]!r}")
 
@@ -179,8 +312,15 @@ def _strip_bullet(line: str) -> str:
     return "" if line in ('""', "''") else line
 
 
+#: a one-name-a-line answer of more lines than this is unreadable
+MAX_LINES = 10_000
+
+
 def _lines(text: str) -> list[str]:
-    lines = [ln for ln in text.strip().splitlines() if ln.strip()]
+    lines = text.strip().splitlines()
+    if len(lines) > MAX_LINES:
+        raise AnswerParseError(f"{len(lines):,} lines, more than the {MAX_LINES:,} read")
+    lines = [ln for ln in lines if ln.strip()]
     if len(lines) == 1 and lines[0].strip().lower() in {"none", "no names", "[]"}:
         return []
     return [_strip_bullet(ln) for ln in lines]
@@ -189,8 +329,10 @@ def _lines(text: str) -> list[str]:
 def parse_answer(kind: str, response: str) -> Any:
     """Read a value of ground-truth ``kind`` out of a model's response.
 
-    Raises ``AnswerParseError`` when the response holds no such value.
+    Raises ``AnswerParseError`` when the response holds no such value, or is longer than
+    ``MAX_ANSWER_CHARS``.
     """
+    check_answer_length(response or "")
     if not response or not response.strip():
         raise AnswerParseError("the answer is empty")
     if kind == "number":
@@ -237,6 +379,7 @@ def _is_final(response: str) -> bool:
 def parse_sample_answer(sample: Sample, response: str) -> Any:
     """``parse_answer`` for the sample's kind, with its task's own layout where it has one."""
     if sample.task == "rle":  # the first line holds the number
+        check_answer_length(response)
         first = response.strip().splitlines()[0] if response.strip() else ""
         return parse_number(final_answer_text(first))
     return parse_answer(sample.ground_truth.kind, response)
@@ -254,7 +397,7 @@ def normalise_name(name: str) -> str:
 def _close(a: Any, b: float, tol: float) -> bool:
     try:
         a = float(a)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         return False
     return math.isfinite(a) and abs(a - b) <= max(tol, 1e-9 * abs(b))
 

@@ -90,8 +90,10 @@ def original_connected(
 def _load(path: Path) -> Any:
     try:
         return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
-        raise DatasetError(f"{path}: not a readable JSON file ({exc})") from None
+    except (OSError, ValueError, RecursionError) as exc:
+        # ValueError: bad JSON, or an integer of thousands of digits; RecursionError: nested
+        # about a thousand deep
+        raise DatasetError(f"{path}: not a readable JSON file ({str(exc)[:200]})") from None
 
 
 def score_release(responses: Path, road_dict: Path, road_conjunction: Path) -> dict[str, dict]:

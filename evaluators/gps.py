@@ -89,10 +89,16 @@ def division_core(name: str) -> str:
     return " ".join(_DIVISION_WORDS.sub(" ", text).split())
 
 
+_MAX_FIELDS = 20
+
+
 def province_matches(answer: str, province: str, code: str = "") -> bool:
     """Whether a "city, province, country" answer names ``province`` (its GeoNames name,
     division words aside), or its letter code where GeoNames uses one (US states: "CA")."""
-    fields = [division_core(f) for f in final_answer_text(answer).split(",")[1:]]
+    written = final_answer_text(answer).split(",", _MAX_FIELDS)
+    if len(written) > _MAX_FIELDS:  # a list of places, not "city, province, country"
+        return False
+    fields = [division_core(f) for f in written[1:]]
     if len(fields) > 2:
         fields = fields[:-1]  # the last is the country
     want = division_core(province)

@@ -21,17 +21,24 @@ import json
 import math
 import re
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from cartoqa.geodesy import TURN_ACTIONS, turn_action
 from cartoqa.records import NumberTruth, RoadNetwork, RoadPairTruth, RouteTruth
 
-from .answers import last_json_value, normalise_name
-from .numeric import AnswerParseError, final_answer_text, parse_number
+from .answers import MAX_JSON_DEPTH, last_json_value, normalise_name
+from .numeric import (
+    MAX_MAGNITUDE,
+    AnswerParseError,
+    check_answer_length,
+    final_answer_text,
+    parse_number,
+)
 
 __all__ = [
+    "MAX_ROUTE_STEPS",
     "RouteScore",
     "grouped",
     "mml_correct",
@@ -52,6 +59,9 @@ _ACTION_RE = re.compile(
 
 # ------------------------------------------------------------------ SRN
 
+#: a route answer of more steps than this is unreadable (real routes have tens)
+MAX_ROUTE_STEPS = 10_000
+
 
 def _clean(token: str) -> str:
     """A token without the spaces, commas, quotes and markdown around it."""
@@ -65,23 +75,27 @@ def _clean(token: str) -> str:
 def parse_route(text: str, *, mode: Mode = "cartoqa") -> list[str]:
     """The steps of a route answer: ["blue", action, road, ..., "red"] (actions spelled as in
     ``TURN_ACTIONS`` whatever their case)."""
-    body = text.replace("**", "").replace("`", "")
+    body = check_answer_length(text).replace("**", "").replace("`", "")
     brackets = re.findall(r"\[([^\[\]]*)\]", body)
-    if mode == "original":  # split the last bracket on commas, as the published scorer did
-        if not brackets:
-            raise AnswerParseError(f"no [...] route in {text[:80]!r}")
-        return [_clean(t) for t in brackets[-1].split(",")]
     if not brackets:
         raise AnswerParseError(f"no [...] route in {text[:80]!r}")
     content = brackets[-1]
-    try:  # a JSON list of strings: names with commas are quoted, nothing to guess
-        value = json.loads(f"[{content}]")
-    except json.JSONDecodeError:
-        value = None
+    if content.count(",") >= MAX_ROUTE_STEPS:
+        raise AnswerParseError(f"a route of more than {MAX_ROUTE_STEPS:,} steps")
+    if mode == "original":  # split the last bracket on commas, as the published scorer did
+        return [_clean(t) for t in content.split(",")]
+    value = None
+    if content.count("{") <= MAX_JSON_DEPTH:  # more could nest too deep for json to read
+        try:  # a JSON list of strings: names with commas are quoted, nothing to guess
+            value = json.loads(f"[{content}]")
+        except ValueError:  # not JSON (or an integer of thousands of digits)
+            value = None
     if isinstance(value, list) and all(isinstance(v, str) for v in value):
         return [_canon(v) for v in value]
     # a bare list: split on the action phrases, so "Boulevard Albert 1er, Monaco" stays one road
     parts = _ACTION_RE.split(content)
+    if len(parts) > MAX_ROUTE_STEPS // 2:
+        raise AnswerParseError(f"a route of more than {MAX_ROUTE_STEPS:,} steps")
     actions = [_ACTION_CANON[m.group(0).lower()] for m in _ACTION_RE.finditer(content)]
     if not actions:  # a list, but not a route: the checks will say what is wrong with it
         return [_canon(t) for t in content.split(",")]
@@ -200,37 +214,57 @@ def route_connected(steps: Sequence[str], net: RoadNetwork) -> tuple[bool, str |
 
     failures: list[tuple[int, str]] = []
     visited: set[tuple[int, int, float]] = set()
+    last = len(legs) - 1
+    arrived: tuple[int, float] = (-1, -1.0)  # this very tuple: the step onto the red marker
 
-    def walk(i: int, node: int, heading: float) -> bool:
+    def successors(i: int, road: str, turning: list[Any]) -> Iterator[tuple[int, float]]:
+        for first in turning:
+            for end, headings in ends(road, first).items():
+                for h in headings:
+                    if i == last:
+                        if end == net.destination:
+                            yield arrived
+                    elif meets(road, legs[i + 1][1], end):
+                        yield end, h
+
+    def enter(i: int, node: int, heading: float) -> Iterator[tuple[int, float]] | None:
+        """Leg ``i`` taken from ``node`` arriving with ``heading``: where it can lead, or None
+        when it cannot be taken (the reason recorded) or was tried before."""
         key = (i, node, round(heading, 1))
         if key in visited:
-            return False
+            return None
         visited.add(key)
         action, road = legs[i]
         firsts = out[road].get(node, [])
         if not firsts:
             failures.append((i, f"{road!r} cannot be driven from where the route reaches it"))
-            return False
+            return None
         turning = [f for f in firsts if turn_action(heading, f.heading_start) == action]
         if not turning:
             failures.append((i, f"{action!r} onto {road!r} does not match the map"))
-            return False
-        for first in turning:
-            for end, headings in ends(road, first).items():
-                for h in headings:
-                    if i == len(legs) - 1:
-                        if end == net.destination:
-                            return True
-                    elif meets(road, legs[i + 1][1], end) and walk(i + 1, end, h):
-                        return True
-        if i == len(legs) - 1:
-            failures.append((i, f"{road!r} does not lead to the red marker"))
-        else:
-            failures.append((i, f"{road!r} does not meet {legs[i + 1][1]!r} on the way"))
-        return False
+            return None
+        return successors(i, road, turning)
 
-    if walk(0, net.origin, 0.0):
-        return True, None
+    # depth first over (leg, node, heading), with a stack of its own: a route of thousands of
+    # legs is as deep as it is long, far past Python's recursion limit
+    first_leg = enter(0, net.origin, 0.0)
+    stack: list[tuple[int, Iterator[tuple[int, float]]]] = [(0, first_leg)] if first_leg else []
+    while stack:
+        i, todo = stack[-1]
+        step = next(todo, None)
+        if step is None:  # every way on from here tried
+            stack.pop()
+            road = legs[i][1]
+            if i == last:
+                failures.append((i, f"{road!r} does not lead to the red marker"))
+            else:
+                failures.append((i, f"{road!r} does not meet {legs[i + 1][1]!r} on the way"))
+            continue
+        if step is arrived:
+            return True, None
+        after = enter(i + 1, *step)
+        if after is not None:
+            stack.append((i + 1, after))
     if not failures:
         return False, "not connected"
     deepest = max(i for i, _ in failures)  # the furthest the answer got, its first problem
@@ -243,6 +277,7 @@ def route_connected(steps: Sequence[str], net: RoadNetwork) -> tuple[bool, str |
 def parse_road_pair(text: str) -> tuple[str, str]:
     """The two road names of an MML answer: JSON {"road_1": ..., "road_2": ...}, or two names
     joined by "and", "&", ";" or a new line after FINAL ANSWER."""
+    check_answer_length(text)
     try:
         value = last_json_value(text.replace("```json", "").replace("```", ""), "{")
     except AnswerParseError:
@@ -252,7 +287,9 @@ def parse_road_pair(text: str) -> tuple[str, str]:
         if len(vals) == 2 and all(isinstance(v, str) for v in vals):
             return vals[0].strip(), vals[1].strip()
     final = final_answer_text(text)
-    parts = [p for p in re.split(r"\s+(?:and|&)\s+|;|\n", final) if p.strip()]
+    # "(?<!\s)": a run of spaces is tried from its start only (from each of its spaces, a long
+    # run would cost time quadratic in its length; the matches are the same)
+    parts = [p for p in re.split(r"(?<!\s)\s+(?:and|&)\s+|;|\n", final) if p.strip()]
     if len(parts) == 2:
         return _clean(parts[0]), _clean(parts[1])
     raise AnswerParseError(f"no pair of road names in {text[:80]!r}")
@@ -281,8 +318,8 @@ def rle_value(truth: NumberTruth, answer: str | None) -> float | None:
     """
     if not answer or not answer.strip():
         return None
-    first = answer.strip().splitlines()[0]
     try:
+        first = check_answer_length(answer).strip().splitlines()[0]
         got = parse_number(final_answer_text(first))
     except AnswerParseError:
         return None
@@ -292,21 +329,27 @@ def rle_value(truth: NumberTruth, answer: str | None) -> float | None:
 
 
 def r_squared(predicted: Sequence[float], truth: Sequence[float]) -> float:
-    """1 - SS_res / SS_tot (nan for fewer than two truths or constant truths)."""
+    """1 - SS_res / SS_tot (nan for fewer than two truths, constant truths, or a sum of
+    squares too large for a float: never an ``OverflowError``)."""
     if len(truth) < 2:
         return math.nan
     mean = sum(truth) / len(truth)
-    ss_tot = sum((t - mean) ** 2 for t in truth)
-    if ss_tot == 0:
+    ss_tot = sum((t - mean) * (t - mean) for t in truth)  # x * x gives inf, x ** 2 raises
+    if ss_tot == 0 or not math.isfinite(ss_tot):
         return math.nan
-    ss_res = sum((p - t) ** 2 for p, t in zip(predicted, truth, strict=True))
+    ss_res = sum((p - t) * (p - t) for p, t in zip(predicted, truth, strict=True))
+    if not math.isfinite(ss_res):
+        return math.nan
     return 1 - ss_res / ss_tot
 
 
 def rle_metrics(pairs: Sequence[tuple[float | None, float]]) -> dict[str, float]:
-    """RMSE, MAE, MAPE and r^2 of (predicted, true) lengths; unreadable answers are counted
-    in ``unanswered`` and left out of the error metrics (reported, not guessed)."""
-    got = [(p, t) for p, t in pairs if p is not None and math.isfinite(p)]
+    """RMSE, MAE, MAPE and r^2 of (predicted, true) lengths; unreadable answers (and lengths
+    not finite or larger than ``MAX_MAGNITUDE``) are counted in ``unanswered`` and left out
+    of the error metrics (reported, not guessed), so every metric is finite or nan."""
+    got = [
+        (p, t) for p, t in pairs if p is not None and math.isfinite(p) and abs(p) <= MAX_MAGNITUDE
+    ]
     n = len(got)
     if n == 0:
         return {

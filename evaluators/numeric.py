@@ -2,7 +2,14 @@
 
 The parsers read what models write: a ``FINAL ANSWER:`` line, thousands
 separators ("1,234.5"), the Unicode minus, units after the number, Markdown
-bold.  "10,20" is two numbers, not ten thousand and twenty.
+bold, scientific notation ("4.821e1 m", "1.2E-3 km", "4.8 × 10^3 m",
+"4.8×10³").  "10,20" is two numbers, not ten thousand and twenty.
+
+Limits, the same for every task: an answer longer than ``MAX_ANSWER_CHARS``
+characters is unreadable ("too long"), and a number that is not finite or
+whose size exceeds ``MAX_MAGNITUDE`` ("1e309", a 200-digit integer) is
+unreadable, never an infinity or an overflow in a metric.  Every parser
+here runs in time linear in the answer's length.
 """
 
 from __future__ import annotations
@@ -13,8 +20,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 __all__ = [
+    "MAX_ANSWER_CHARS",
+    "MAX_MAGNITUDE",
     "AnswerParseError",
     "NumberAnswer",
+    "check_answer_length",
+    "checked_number",
     "final_answer_text",
     "one_minus_mape",
     "parse_number",
@@ -23,8 +34,37 @@ __all__ = [
 ]
 
 
+#: the longest answer read, in characters (about 250,000 tokens); a longer one is unreadable
+MAX_ANSWER_CHARS = 1_000_000
+#: the largest magnitude a number in an answer may have; a larger one is unreadable (its
+#: square, in r^2 or RMSE, stays far from overflowing)
+MAX_MAGNITUDE = 1e100
+
+
 class AnswerParseError(ValueError):
     """A model answer that holds no value of the kind asked for."""
+
+
+def check_answer_length(response: str) -> str:
+    """``response`` itself, or ``AnswerParseError`` when it is longer than ``MAX_ANSWER_CHARS``."""
+    if len(response) > MAX_ANSWER_CHARS:
+        raise AnswerParseError(
+            f"the answer is too long: {len(response):,} characters, more than the "
+            f"{MAX_ANSWER_CHARS:,} read (it begins {response[:40]!r})"
+        )
+    return response
+
+
+def checked_number(value: float, written: str) -> float:
+    """``value`` when it is finite and within ``MAX_MAGNITUDE``; else ``AnswerParseError``
+    naming how it was ``written``."""
+    if not math.isfinite(value) or abs(value) > MAX_MAGNITUDE:
+        shown = written if len(written) <= 40 else f"{written[:20]}...{written[-10:]}"
+        raise AnswerParseError(
+            f"the number {shown!r} is not finite or larger than {MAX_MAGNITUDE:g} in size: "
+            "not a usable answer"
+        )
+    return value
 
 
 # "FINAL ANSWER: x", "**FINAL ANSWER:** x", "__Final answer__: x"
@@ -32,8 +72,12 @@ _FINAL = re.compile(r"final\s+answer[\s*_]*[:：][\s*_]*(.+)", re.IGNORECASE)
 _THINK = re.compile(r"<think>.*?(</think>|$)", re.IGNORECASE | re.DOTALL)
 _NUMBER = re.compile(
     r"(?<![\w.])([+\-\u2212]?)(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+)"
+    # an exponent: "e1", "E+01", "e-3" (digits required, so "2e" and "5 east" are no exponent),
+    # or a power of ten: "× 10^3", "x10**-2", "·10³"
+    r"(?:[eE]([+\-]?\d+)|\s*[x×*·]\s*10(?:\^|\*\*)\s*([+\-]?\d+)|\s*[x×*·]\s*10([⁺⁻]?[⁰¹²³⁴⁵⁶⁷⁸⁹]+))?"
     r"(?:\s*([A-Za-z°µ]+\.?))?"
 )
+_SUPERSCRIPTS = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻", "0123456789+-")
 _UNIT_ALIASES = {
     "km": "km",
     "kms": "km",
@@ -62,15 +106,15 @@ _UNIT_ALIASES = {
 def final_answer_text(response: str) -> str:
     """The text after the last ``FINAL ANSWER:`` marker (reasoning inside ``<think>...</think>``
     ignored), else the last non-empty line."""
-    response = _THINK.sub("", response)
+    response = _THINK.sub("", check_answer_length(response))
     matches = _FINAL.findall(response)
     if matches:
         text = matches[-1]
     else:
-        lines = [ln for ln in response.strip().splitlines() if ln.strip()]
-        if not lines:
+        stripped = response.strip()  # its last line is the last non-empty one
+        if not stripped:
             raise AnswerParseError("the answer is empty")
-        text = lines[-1]
+        text = stripped.splitlines()[-1]
     return text.replace("**", "").replace("__", "").strip().strip("`").strip()
 
 
@@ -83,12 +127,15 @@ class NumberAnswer:
 
 
 def parse_number(text: str) -> NumberAnswer:
-    """The first number in ``text`` with its unit ("1,234.5 km" -> 1234.5, "km")."""
-    m = _NUMBER.search(text.replace("\u2212", "-"))
+    """The first number in ``text`` with its unit ("1,234.5 km" -> 1234.5, "km";
+    "4.821e1 m" -> 48.21, "m").  A number that is not finite or larger than
+    ``MAX_MAGNITUDE`` in size raises ``AnswerParseError``, as does no number."""
+    m = _NUMBER.search(check_answer_length(text).replace("\u2212", "-"))
     if m is None:
         raise AnswerParseError(f"no number in {text[:80]!r}")
-    sign, digits, unit = m.groups()
-    value = float(digits.replace(",", ""))
+    sign, digits, exp_e, exp_pow, exp_sup, unit = m.groups()
+    exponent = exp_e or exp_pow or (exp_sup.translate(_SUPERSCRIPTS) if exp_sup else "0")
+    value = checked_number(float(f"{digits.replace(',', '')}e{exponent}"), m.group(0))
     if sign == "-":
         value = -value
     norm = _UNIT_ALIASES.get(unit.lower().rstrip(".")) if unit else None

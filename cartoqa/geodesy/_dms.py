@@ -89,6 +89,9 @@ _TOKEN = re.compile(
     re.VERBOSE | re.IGNORECASE,
 )
 
+#: the longest coordinate text read; a longer one is refused before it is tokenised
+MAX_COORDINATE_CHARS = 1_000
+
 _UNIT_KIND = {"°": 0, "d": 0, "'": 1, "m": 1, '"': 2, "''": 2, "s": 2}
 
 
@@ -221,10 +224,16 @@ def parse_coordinate(text: str) -> tuple[float, float]:
     (the Unicode minus too), and the longitude first when letters say so
     ("2.35E 48.85N").  Without letters the order is latitude, longitude.
     Raises ``CoordinateError`` (a ``ValueError``) naming the text when it
-    cannot be read or is out of range.
+    cannot be read, is out of range, or is longer than ``MAX_COORDINATE_CHARS``.
     """
     if not isinstance(text, str) or not text.strip():
         raise CoordinateError(f"cannot read {text!r} as a coordinate: it is empty")
+    if len(text) > MAX_COORDINATE_CHARS and len(text.strip()) > MAX_COORDINATE_CHARS:
+        raise CoordinateError(
+            f"cannot read {text[:40]!r}... as a coordinate: {len(text.strip()):,} characters, "
+            f"more than the {MAX_COORDINATE_CHARS:,} a coordinate may have; write it as "
+            "'48.8566, 2.3522'"
+        )
     parts = _split_unmarked(_tokenise(text))
     if len(parts) != 2:
         raise CoordinateError(
