@@ -72,7 +72,23 @@ def run(
     seed: Annotated[
         int | None, typer.Option(help="Sampling seed, where the model takes one.")
     ] = None,
-    timeout: Annotated[float, typer.Option(help="Seconds one API request may take.")] = 120.0,
+    timeout: Annotated[
+        float, typer.Option(help="Seconds one try of an API request may take.")
+    ] = 120.0,
+    deadline: Annotated[
+        float,
+        typer.Option(
+            help="Seconds one API request may take in all: every try and every wait between "
+            "them (at least --timeout)."
+        ),
+    ] = 300.0,
+    connect_retries: Annotated[
+        int,
+        typer.Option(
+            help="Retries of a request whose connection was refused (a dead endpoint is not "
+            "worth seven tries)."
+        ),
+    ] = 1,
     retries: Annotated[int, typer.Option(help="Retries per API request (429, 5xx, timeouts).")] = 6,
     retry_base: Annotated[
         float, typer.Option(help="First backoff in seconds; doubles with each retry.")
@@ -123,8 +139,18 @@ def run(
     try:
         ds = load_dataset(dataset)
         settings = GenerationSettings(temperature=temperature, max_tokens=max_tokens, seed=seed)
+        if deadline < timeout:
+            raise CartoqaError(
+                f"--deadline {deadline:g} is shorter than --timeout {timeout:g}: one try could "
+                f"never take its full time; give --deadline {timeout:g} or more"
+            )
         retry = RetryPolicy(
-            max_retries=retries, base_s=retry_base, max_s=max(60.0, retry_base), timeout_s=timeout
+            max_retries=retries,
+            base_s=retry_base,
+            max_s=max(60.0, retry_base),
+            timeout_s=timeout,
+            deadline_s=deadline,
+            connect_retries=connect_retries,
         )
         chosen = select_samples(
             ds,

@@ -254,6 +254,12 @@ class RunStore:
         """The run's writer lock, held until released (or the process ends, however it ends).
         Raises ``RunStoreError`` naming the holder when another run has it after ``wait_s``."""
         try:
+            try:
+                return try_lock(self.lock_path)
+            except LockBusy as busy:
+                if wait_s <= 0:
+                    raise
+                log.warning("waiting for the run of %s: %s", self.path.name, busy.holder)
             return try_lock(self.lock_path, wait_s=wait_s)
         except LockBusy as busy:
             raise RunStoreError(

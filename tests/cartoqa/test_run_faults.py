@@ -19,7 +19,7 @@ from cartoqa.cli import app
 from cartoqa.models import GenerationSettings, Request, Response
 from cartoqa.runner import open_run_store, run_model, storable_text
 from cartoqa.stores import RunStore
-from cartoqa.testing.fake_openai import FakeOpenAIServer
+from cartoqa.testing.fake_openai import FakeOpenAIServer, Fault
 from tests.cartoqa.model_data import text_dataset
 from tests.cartoqa.test_runner import run_command, store_lines, wait_for_lines
 
@@ -77,8 +77,8 @@ def test_a_torn_last_line_is_reported_by_score_and_dropped_by_run(tmp_path):
 def test_a_second_run_of_the_same_store_is_refused_and_nothing_is_sent_twice(tmp_path):
     ds = text_dataset(tmp_path / "ds", 40)
     runs = tmp_path / "runs"
-    with FakeOpenAIServer(latency_s=0.05) as server:
-        cmd = run_command(ds, server, runs, concurrency=2)
+    with FakeOpenAIServer(latency_s=0.25) as server:  # 10 s in all: still going when asked
+        cmd = run_command(ds, server, runs, concurrency=1)
         first = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         wait_for_lines(runs, 3)
         t0 = time.monotonic()
@@ -96,13 +96,14 @@ def test_a_second_run_of_the_same_store_is_refused_and_nothing_is_sent_twice(tmp
 def test_wait_makes_the_second_run_resume_after_the_first(tmp_path):
     ds = text_dataset(tmp_path / "ds", 30)
     runs = tmp_path / "runs"
-    with FakeOpenAIServer(latency_s=0.03) as server:
+    with FakeOpenAIServer(latency_s=0.25) as server:
         cmd = run_command(ds, server, runs, concurrency=1)
         first = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         wait_for_lines(runs, 2)
         second = subprocess.run([*cmd, "--wait"], capture_output=True, text=True, timeout=120)
         assert first.wait(120) == 0
         assert second.returncode == 0, second.stderr
+        assert "waiting for the run of" in second.stderr and f"process {first.pid}" in second.stderr
         assert len(server.log) == 30
     assert len(store_lines(runs)) == 30
 
@@ -146,19 +147,44 @@ def _closed_port() -> int:
         return s.getsockname()[1]
 
 
-def test_a_run_where_every_request_fails_exits_non_zero(tmp_path):
+def test_a_dead_endpoint_stops_the_run_at_once_with_status_1(tmp_path):
     ds = text_dataset(tmp_path / "ds", 3)
     url = f"http://127.0.0.1:{_closed_port()}/v1"
+    t0 = time.monotonic()
     done = subprocess.run(
         [CARTOQA, "run", ds.path, "-m", f"openai:x@{url}", "--runs-dir", tmp_path / "runs"]
-        + ["--no-progress", "--retries", "1", "--retry-base", "0.01"],
+        + ["--no-progress"],
         capture_output=True,
         text=True,
         timeout=120,
     )
     assert done.returncode == 1, done.stderr
-    assert "every request of this run failed" in done.stderr
-    assert "connection" in done.stderr.lower()
+    assert "cannot connect" in done.stderr and "is it running" in done.stderr
+    assert time.monotonic() - t0 < 60  # not seven tries with backoff per sample
+
+
+def test_a_run_where_every_request_fails_exits_1(tmp_path):
+    ds = text_dataset(tmp_path / "ds", 4)
+    with FakeOpenAIServer() as server:
+        server.faults = [Fault("400", times=-1)]  # each request refused alone, the run goes on
+        code, out = cli(
+            "run",
+            ds.path,
+            "-m",
+            f"openai:x@{server.url}",
+            "--runs-dir",
+            tmp_path / "runs",
+            "--no-progress",
+        )
+    assert code == 1, out
+    assert "every request of this run failed (4 of 4)" in out.replace("\n", " ")
+    assert "HTTP 400" in out
+
+
+def test_a_deadline_shorter_than_a_try_is_refused(tmp_path):
+    ds = text_dataset(tmp_path / "ds", 1)
+    code, out = cli("run", ds.path, "-m", "oracle", "--timeout", "60", "--deadline", "10")
+    assert code == 2 and "give --deadline 60 or more" in out
 
 
 def test_a_rerun_with_nothing_left_to_send_exits_zero(tmp_path):
