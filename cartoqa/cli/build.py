@@ -89,6 +89,9 @@ def build(
     except CartoqaError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None
+    except OSError as exc:  # a full disk, a folder removed under us: the old dataset stays
+        typer.echo(f"error: writing the dataset failed: {exc}; {out} is as it was", err=True)
+        raise typer.Exit(1) from None
     console.print(_table(report, wanted, f"{out}: dataset written"))
     for task, missing in report.short.items():
         console.print(

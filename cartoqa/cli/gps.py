@@ -45,6 +45,9 @@ def generate(
     except CartoqaError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None
+    except OSError as exc:  # a full disk, a folder removed under us: the old dataset stays
+        typer.echo(f"error: writing the dataset failed: {exc}; {out} is as it was", err=True)
+        raise typer.Exit(1) from None
     total = sum(report.samples.values())
     console.print(
         f"{out}: {total} samples, {len(report.samples)} tasks, "

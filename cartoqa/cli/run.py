@@ -214,6 +214,9 @@ def run(
     except CartoqaError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None
+    except OSError as exc:  # a full disk: every whole line written before is kept
+        typer.echo(f"error: writing to the run store failed: {exc}; rerun to resume", err=True)
+        raise typer.Exit(1) from None
     finally:
         m.close()
 

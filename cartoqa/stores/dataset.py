@@ -8,6 +8,7 @@ is never mistaken for a whole one.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import hashlib
 import json
@@ -258,7 +259,8 @@ class DatasetWriter:
     def abandon(self) -> None:
         """Drop what was staged; the folder at ``path`` stays as it was."""
         if self._file is not None and not self._file.closed:
-            self._file.close()
+            with contextlib.suppress(OSError):  # a full disk fails the flush again
+                self._file.close()
         if not self._finished:
             shutil.rmtree(self._stage, ignore_errors=True)
             self._finished = True

@@ -239,3 +239,40 @@ def test_cli_two_gps_generate_into_one_folder(tmp_path):
     assert first.returncode == 0, err
     ds = load_dataset(gps)  # checks the sha of every byte against the manifest
     assert ds.manifest.seeds == [1] and ds.manifest.total == 1000 * len(ds.manifest.counts)
+
+
+@pytest.fixture
+def small_disk(tmp_path):
+    """A real 2 MB file system (tmpfs), to fill up; root only."""
+    if os.geteuid() != 0 or shutil.which("mount") is None:
+        pytest.skip("mounting a small tmpfs needs root and mount(8)")
+    mnt = tmp_path / "disk"
+    mnt.mkdir()
+    ok = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(mnt)])
+    if ok.returncode != 0:
+        pytest.skip("cannot mount a tmpfs here")
+    try:
+        yield mnt
+    finally:
+        subprocess.run(["umount", str(mnt)], capture_output=True)
+
+
+def test_a_full_disk_fails_the_overwrite_and_keeps_the_old_dataset(small_disk):
+    gps = small_disk / "gps"
+    subprocess.run(
+        [CARTOQA, "gps", "generate", gps, "--per-task", "10", "--tasks", "distance"],
+        check=True,
+        capture_output=True,
+    )
+    before = load_dataset(gps).manifest
+    done = subprocess.run(
+        [CARTOQA, "gps", "generate", gps, "--per-task", "3400", "--overwrite"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 1
+    assert "No space left on device" in done.stderr and "is as it was" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert load_dataset(gps).manifest == before
+    assert sorted(p.name for p in small_disk.iterdir()) == [".gps.lock", "gps"]
