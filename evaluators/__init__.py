@@ -2,9 +2,13 @@
 
 ``evaluators.numeric``: numbers with units out of free text, tolerance
 accuracy and 1 - MAPE.  Later modules add the map tasks and the GPS tasks.
+Every parser is bounded and linear in the answer's length (limits in
+``evaluators.answers``): a hostile answer is unreadable, never a crash.
 """
 
 from .numeric import (
+    MAX_ANSWER_CHARS,
+    MAX_MAGNITUDE,
     AnswerParseError,
     NumberAnswer,
     final_answer_text,
@@ -15,6 +19,8 @@ from .numeric import (
 )
 
 __all__ = [
+    "MAX_ANSWER_CHARS",
+    "MAX_MAGNITUDE",
     "AnswerParseError",
     "NumberAnswer",
     "final_answer_text",

@@ -25,6 +25,17 @@ route            ``["blue", "turn left", "Main Street", ..., "red"]``
 indices          ``FINAL ANSWER: [0, 3, 7]``
 grouping         ``FINAL ANSWER: {"Europe": ["Paris", ...], ...}``
 ===============  =====================================================
+
+Reading is bounded and linear in the answer's length, whatever the answer
+holds; past a limit the answer is unreadable (wrong, with the reason), never
+an exception or a hang: answers over ``MAX_ANSWER_CHARS`` (1,000,000)
+characters; JSON nested deeper than ``MAX_JSON_DEPTH`` (32), an answer with
+more than ``MAX_JSON_MARKS`` (100,000) brackets, braces and double quotes, a
+JSON value of more than ``MAX_JSON_ITEMS`` (10,000) items; one-name-a-line
+answers of more than ``MAX_LINES`` (10,000) lines; numbers not finite or
+above ``MAX_MAGNITUDE`` (1e100) in size, in JSON ("1e400", "NaN") or text;
+coordinates over ``cartoqa.geodesy``'s 1,000 characters; SRN routes of more
+than ``evaluators.navigation.MAX_ROUTE_STEPS`` (10,000) steps.
 """
 
 from __future__ import annotations
