@@ -43,7 +43,7 @@ def build(
     shown and recorded in the manifest), 1 when a task could make none (no
     dataset written), 2 for bad options or an output that cannot be written.
     """
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn
 
     from cartoqa.tasks import build_dataset
     from cartoqa.tasks.build import BuildError
@@ -60,7 +60,7 @@ def build(
         disable=not progress,
         transient=True,
     )
-    ids: dict[str, int] = {}
+    ids: dict[str, TaskID] = {}
 
     def on_attempt(task: str, made: int, rejected: int) -> None:
         if task not in ids:
