@@ -209,6 +209,7 @@ def run(
                     on_record=on_record,
                     wait_s=float("inf") if wait else 0.0,
                 )
+            store.add_notes(list(getattr(m, "notes", []) or []))  # and what the run found
             latest = store.latest()
             correct = sum(is_correct(s, latest[s.id].response) for s in chosen if s.id in latest)
     except CartoqaError as exc:

@@ -13,6 +13,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from cartoqa.cli import app
@@ -286,3 +287,55 @@ def test_run_refuses_a_dataset_edited_after_it_was_made(tmp_path):
     for cmd in (["run", ds.path, "-m", "oracle"], ["score", ds.path]):
         code, out = cli(*cmd, "--runs-dir", tmp_path / "runs")
         assert code == 2 and "does not match its manifest" in out.replace("\n", "")
+
+
+def test_odd_replies_through_the_real_sdk_are_stored_and_scored(tmp_path):
+    """Item 10 end to end: the installed cartoqa run, the openai SDK, a local server."""
+    ds = text_dataset(tmp_path / "ds", 6)
+    runs = tmp_path / "runs"
+    with FakeOpenAIServer() as server:
+        server.faults = [
+            Fault("surrogate", match="[q-0001]"),
+            Fault("negative_usage", match="[q-0002]"),
+            Fault("garbage_usage", match="[q-0003]"),
+        ]
+        done = subprocess.run(
+            run_command(ds, server, runs, concurrency=2), capture_output=True, text=True
+        )
+    assert done.returncode == 0, done.stderr
+    lines = {r["sample_id"]: r for r in store_lines(runs)}
+    assert len(lines) == 6 and all(r["error"] is None for r in lines.values())
+    assert lines["q-0001"]["response"].endswith("\\ud800")
+    assert lines["q-0002"]["input_tokens"] is None and lines["q-0003"]["output_tokens"] is None
+    [meta] = runs.glob("*.meta.json")
+    assert any("not a count" in n for n in json.loads(meta.read_text())["notes"])
+    code, out = cli("score", ds.path, "--runs-dir", runs)
+    assert code == 0, out
+
+
+def test_settings_the_sdk_does_not_take_are_named_in_the_run_metadata(tmp_path):
+    pytest.importorskip("anthropic")
+    from cartoqa.testing.fake_anthropic import FakeAnthropicServer
+
+    ds = text_dataset(tmp_path / "ds", 3)
+    runs = tmp_path / "runs"
+    with FakeAnthropicServer() as server:
+        code, out = cli(
+            *("run", ds.path, "-m", f"anthropic:claude-test@{server.url}"),
+            *("--runs-dir", runs, "--no-progress", "--temperature", "0.3"),
+        )
+        sent = [entry.params for entry in server.log]
+    assert code == 0, out
+    [meta] = runs.glob("*.meta.json")
+    notes = json.loads(meta.read_text()).get("notes", [])
+    import inspect
+
+    import anthropic
+
+    takes = inspect.signature(anthropic.Anthropic(api_key="x").messages.create).parameters
+    assert len(sent) == 3
+    if "temperature" in takes:  # this SDK takes it: sent, nothing to note
+        assert all(p.get("temperature") == 0.3 for p in sent)
+    else:  # anthropic 2.14: left out, and said so in the run's metadata
+        assert all("temperature" not in p for p in sent)
+        assert any("temperature" in n for n in notes), notes
