@@ -4,7 +4,9 @@ Every request a page makes goes to the local ``MapServer`` (the page,
 folium's assets from local npm packages, tiles); Chromium resolves no other
 name.  Anything that cannot be served is reported with the view, so a
 missing asset is an error instead of a silently grey map.  One browser
-serves a whole batch, with several pages rendering at once.
+serves a whole batch, with several pages rendering at once.  When the
+database stops answering (a tile or a prefetch raises ``DatabaseError``)
+the batch stops at once with that error: no page waits for its timeout.
 """
 
 from __future__ import annotations
@@ -17,9 +19,11 @@ import shutil
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from cartoqa.errors import CartoqaError
 
+from .database import DatabaseError
 from .page import View, build_page
 from .projection import pixel_box
 from .server import MapServer
@@ -80,6 +84,38 @@ async ([mapName, markers, paths]) => {
 
 class BrowserError(CartoqaError):
     """The browser could not start or a page could not be rendered."""
+
+
+class _Abort:
+    """The first fatal error of a batch, reported from any thread; ``event`` is set with it."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.loop = loop
+        self.event = asyncio.Event()
+        self.error: DatabaseError | None = None
+        self._lock = threading.Lock()
+
+    def __call__(self, exc: DatabaseError) -> None:
+        with self._lock:
+            if self.error is not None:
+                return
+            self.error = exc
+        self.loop.call_soon_threadsafe(self.event.set)
+
+    async def guard(self, coro: Any) -> Any:
+        """Await ``coro`` unless the batch fails first; then cancel it and raise the error."""
+        work = asyncio.ensure_future(coro)
+        stop = asyncio.ensure_future(self.event.wait())
+        try:
+            await asyncio.wait({work, stop}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            stop.cancel()
+            if not work.done():
+                work.cancel()
+                await asyncio.gather(work, return_exceptions=True)
+        if self.error is not None and (work.cancelled() or work.exception() is not None):
+            raise self.error
+        return work.result()
 
 
 @dataclass
@@ -147,7 +183,12 @@ class _Prefetch:
     metatile's lock, or renders it itself.
     """
 
-    def __init__(self, tiles: TileRenderer, views: Sequence[View]) -> None:
+    def __init__(
+        self,
+        tiles: TileRenderer,
+        views: Sequence[View],
+        on_fatal: Callable[[DatabaseError], None] | None = None,
+    ) -> None:
         groups: dict[tuple[int, int, int], dict[tuple[int, int], None]] = {}
         for v in views:
             box = pixel_box(v.center, v.zoom, v.width, v.height)
@@ -155,6 +196,7 @@ class _Prefetch:
                 groups.setdefault(tiles.metatile_of(z, x, y), {})[(x, y)] = None
         self.todo = iter([(key[0], list(wanted)) for key, wanted in groups.items()])
         self.tiles = tiles
+        self.on_fatal = on_fatal
         self.stop = threading.Event()
         self.pick = threading.Lock()
         self.threads = [
@@ -170,6 +212,11 @@ class _Prefetch:
                 return
             try:
                 self.tiles.make_tiles(*job)
+            except DatabaseError as exc:  # nothing more can be rendered: stop the batch
+                self.stop.set()
+                if self.on_fatal is not None:
+                    self.on_fatal(exc)
+                return
             except Exception:  # the page's own request for the tile reports it
                 log.debug("prefetch of %s failed", job, exc_info=True)
 
@@ -195,7 +242,8 @@ async def _screenshot_all(
     from playwright.async_api import Error as PlaywrightError
     from playwright.async_api import async_playwright
 
-    with MapServer(tiles) as server, _Prefetch(tiles, views):
+    abort = _Abort(asyncio.get_running_loop())
+    with MapServer(tiles, on_fatal=abort) as server, _Prefetch(tiles, views, abort):
         pages = []
         for i, v in enumerate(views):
             html, map_name = build_page(v, server.tile_url)
@@ -224,7 +272,7 @@ async def _screenshot_all(
                         while not queue.empty():
                             i = queue.get_nowait()
                             errors_before = len(server.errors)
-                            shot = await _shoot(page, cdp, views[i], *pages[i], failed)
+                            shot = await abort.guard(_shoot(page, cdp, views[i], *pages[i], failed))
                             # with pages in flight at once a server error may be a
                             # neighbour's: every view rendered while it happened carries it
                             shot.tile_errors.extend(server.errors[errors_before:])
@@ -232,7 +280,10 @@ async def _screenshot_all(
                             if on_done:
                                 on_done(i)
                     finally:
-                        await page.close()
+                        # a page whose navigation was cancelled may never finish closing
+                        # (seen with Chromium here): the browser's close below ends it
+                        if abort.error is None:
+                            await page.close()
 
                 workers = []
                 for (w, h), queue in queues.items():
@@ -244,8 +295,16 @@ async def _screenshot_all(
                             device_scale_factor=1,
                             service_workers="block",
                         )
-                        workers.append(worker(context, queue))
-                await asyncio.gather(*workers)
+                        workers.append(asyncio.ensure_future(worker(context, queue)))
+                try:
+                    await asyncio.gather(*workers)
+                except BaseException:
+                    for job in workers:  # one failed: stop the others before the browser closes
+                        job.cancel()
+                    await asyncio.gather(*workers, return_exceptions=True)
+                    raise
+                if abort.error is not None:
+                    raise abort.error
                 return [s for s in shots if s is not None]
             finally:
                 await browser.close()

@@ -26,7 +26,15 @@ from cartoqa.settings import pg_dir, pg_dsn, running_as_root
 
 from .extracts import Extract
 
-__all__ = ["CARTO_DIR", "DatabaseError", "ExtractDatabase", "PostgresCluster", "ensure_database"]
+__all__ = [
+    "CARTO_DIR",
+    "DatabaseError",
+    "ExtractDatabase",
+    "PostgresCluster",
+    "database_answers",
+    "ensure_database",
+    "lost_database",
+]
 
 log = logging.getLogger(__name__)
 
@@ -303,6 +311,36 @@ def ensure_database(
             raise DatabaseError(f"preparing database {dbname} failed: {str(exc).strip()}") from None
         finally:
             a.execute("SELECT pg_advisory_unlock(hashtext(%s))", (dbname,))  # type: ignore[attr-defined]
+
+
+def database_answers(conn: Connection, *, timeout_s: int = 3) -> str | None:
+    """None when the database at ``conn`` answers a query now; else why not, in psycopg's words.
+
+    For telling a lost database from other failures of a renderer: a refused or missing
+    socket answers at once, an unreachable host within ``timeout_s``.
+    """
+    import psycopg
+
+    try:
+        with psycopg.connect(conn.conninfo(), autocommit=True, connect_timeout=timeout_s) as c:
+            c.execute("SELECT 1")
+    except psycopg.Error as exc:
+        return " ".join(str(exc).split())[:300] or type(exc).__name__
+    return None
+
+
+def lost_database(conn: Connection, *, during: str) -> DatabaseError | None:
+    """The error to raise when the database at ``conn`` stopped answering (checked now), or None
+    when it answers (the failure that made the caller ask was something else)."""
+    why = database_answers(conn)
+    if why is None:
+        return None
+    return DatabaseError(
+        f"the database at {conn.conninfo()} stopped answering while {during} ({why}). "
+        "If it is cartoqa's private cluster it was stopped ('cartoqa maps db --stop') or its "
+        "server died: rerun the command, which starts it again ('cartoqa maps db' shows it); "
+        "for a server given with --dsn or CARTOQA_DSN, start that server, then rerun"
+    )
 
 
 def _is_ready(conn: Connection, extract: Extract) -> bool:

@@ -35,6 +35,7 @@ import numpy as np
 
 from cartoqa.errors import CartoqaError
 
+from .database import DatabaseError, lost_database
 from .projection import TILE_PX, pixel_box, tile_bounds_m
 from .roads import normalise_road
 from .style import style_xml
@@ -124,16 +125,19 @@ class RoadLabels:
 
         self.engine = engine
         conn = engine.database.connection
-        with psycopg.connect(
-            dbname=conn.dbname, host=conn.host, port=conn.port, user=conn.user
-        ) as c:
-            raw = [
-                r[0]
-                for r in c.execute(
-                    "SELECT name FROM planet_osm_line WHERE name IS NOT NULL UNION "
-                    "SELECT name FROM planet_osm_polygon WHERE name IS NOT NULL"
-                )
-            ]
+        try:
+            with psycopg.connect(conn.conninfo(), connect_timeout=10) as c:
+                raw = [
+                    r[0]
+                    for r in c.execute(
+                        "SELECT name FROM planet_osm_line WHERE name IS NOT NULL UNION "
+                        "SELECT name FROM planet_osm_polygon WHERE name IS NOT NULL"
+                    )
+                ]
+        except psycopg.OperationalError as exc:
+            lost = lost_database(conn, during="the road names were read for the label check")
+            why = f"reading road names from {conn.conninfo()}: {exc}"
+            raise lost or DatabaseError(why) from None
         # a salt under which no two names share a colour
         for attempt in range(20):
             salt = f"cq{attempt}"
@@ -167,14 +171,26 @@ class RoadLabels:
     def _render(self, which: str, z: int, mx: int, my: int, n: int) -> tuple[Any, list[Any]]:
         import mapnik
 
-        m = self._map(which)
-        size = n * TILE_PX
-        if (m.width, m.height) != (size, size):
-            m.resize(size, size)
-        m.zoom_to_box(mapnik.Box2d(*tile_bounds_m(z, mx, my, n, n)))
-        image = mapnik.Image(size, size)
-        detector = mapnik.LabelCollisionDetector(m)
-        mapnik.render_with_detector(m, image, detector)
+        try:
+            m = self._map(which)
+            size = n * TILE_PX
+            if (m.width, m.height) != (size, size):
+                m.resize(size, size)
+            m.zoom_to_box(mapnik.Box2d(*tile_bounds_m(z, mx, my, n, n)))
+            image = mapnik.Image(size, size)
+            detector = mapnik.LabelCollisionDetector(m)
+            mapnik.render_with_detector(m, image, detector)
+        except RuntimeError as exc:  # Mapnik's errors; a lost database is named as such
+            lost = lost_database(
+                self.engine.database.connection,
+                during=f"road-name labels were checked (metatile {z}/{mx}/{my})",
+            )
+            if lost is not None:
+                raise lost from None
+            raise LabelError(
+                f"Mapnik could not render metatile {z}/{mx}/{my} for the label check: "
+                f"{str(exc)[:600]}"
+            ) from None
         return image, list(detector.boxes())
 
     def _glyphs(self, z: int, mx: int, my: int) -> list[_Glyph]:

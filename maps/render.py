@@ -122,7 +122,8 @@ class MapEngine:
         """Render views with one browser and ``concurrency`` pages at once, in order.
 
         With ``strict`` a view with an aborted request or a failed tile raises
-        ``RenderError`` naming them; otherwise they are listed in ``aborted``.
+        ``RenderError`` naming them; otherwise they are listed in ``aborted``.  A database
+        that stops answering stops the batch at once with ``DatabaseError`` (strict or not).
         """
         if not views:
             return []
@@ -140,11 +141,11 @@ class MapEngine:
             shots = screenshot_views(views, self.tiles, concurrency=concurrency)
         out = []
         for view, shot in zip(views, shots, strict=True):
-            problems = shot.aborted + [f"tile {e}" for e in shot.tile_errors]
+            problems = shot.aborted + shot.tile_errors
             if problems and strict:
                 raise RenderError(
                     f"view {view.id!r} made {len(problems)} request(s) that could not be served: "
-                    f"{problems[:5]}; is an asset missing from node_modules (npm ci)?"
+                    f"{problems[:5]}; {_hint(problems)}"
                 )
             d = shot.drawn
             out.append(
@@ -162,6 +163,14 @@ class MapEngine:
                 )
             )
         return out
+
+
+def _hint(problems: list[str]) -> str:
+    if any("node_modules" in p for p in problems):
+        return "an asset is missing from node_modules: run 'npm ci' in the cartoqa checkout"
+    if any(p.startswith("tile ") for p in problems):
+        return "tiles failed to render (Mapnik's message is quoted above)"
+    return "the page asked for something the map server does not have"
 
 
 def _view_box(view: View) -> tuple[float, float, float, float]:

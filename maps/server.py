@@ -6,7 +6,9 @@ and the asset URLs folium writes (https://cdn.jsdelivr.net/npm/leaflet@1.9.3/
 ...) are rewritten to ``/cdn/<host>/<path>`` on it and answered from local
 npm packages (``maps.assets``).  A request for anything that is not a page,
 an asset or a tile gets a 404 and is recorded as an error, and so is a tile
-that fails to render.
+that fails to render.  A tile that fails because the database stopped
+answering (``DatabaseError``) is answered 503 and also handed to
+``on_fatal``, so that the batch can stop at once.
 
 Why not Playwright's request routing: it passes every body through the
 Python process and the driver, and it turns the browser's HTTP cache off.
@@ -16,14 +18,20 @@ measured difference is in benchmarks/render.py's table (README).
 
 from __future__ import annotations
 
+import logging
 import re
+import sys
 import threading
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from .assets import resolve
+from .database import DatabaseError
 from .tiles import TileRenderer
 
 __all__ = ["MapServer", "rewrite_assets"]
+
+log = logging.getLogger(__name__)
 
 _TILE = re.compile(r"^/tiles/(\d+)/(\d+)/(\d+)\.png$")
 _PAGE = re.compile(r"^/view/([A-Za-z0-9_.-]+)\.html$")
@@ -36,15 +44,32 @@ def rewrite_assets(html: str, origin: str) -> str:
     return _ASSET_URL.sub(lambda m: f"{m.group(1)}{origin}/cdn/{m.group(2)}/", html)
 
 
+class _HTTPServer(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request: object, client_address: object) -> None:
+        # a browser closed while its requests were answered (a batch that stopped): not news
+        if isinstance(sys.exc_info()[1], ConnectionError):
+            return
+        log.warning("map server: request from %s failed", client_address, exc_info=True)
+
+
 class MapServer:
     """Serves pages added with ``add_page``, assets, and ``renderer``'s tiles on 127.0.0.1.
 
-    Thread-safe; use as a context manager.  ``errors`` lists what could not be served.
+    Thread-safe; use as a context manager.  ``errors`` lists what could not be served;
+    ``on_fatal`` (when set) is called, from a server thread, with each ``DatabaseError``.
     """
 
-    def __init__(self, renderer: TileRenderer) -> None:
+    def __init__(
+        self,
+        renderer: TileRenderer,
+        *,
+        on_fatal: Callable[[DatabaseError], None] | None = None,
+    ) -> None:
         self.renderer = renderer
         self.errors: list[str] = []
+        self.on_fatal = on_fatal
         self._pages: dict[str, bytes] = {}
         server = self
 
@@ -75,6 +100,11 @@ class MapServer:
                     z, x, y = (int(v) for v in m.groups())
                     try:
                         body = server.renderer.tile(z, x, y)
+                    except DatabaseError as exc:
+                        if server.on_fatal is not None:
+                            server.on_fatal(exc)
+                        self._fail(503, f"tile {z}/{x}/{y}: {exc}")
+                        return
                     except Exception as exc:
                         self._fail(500, f"tile {z}/{x}/{y}: {exc}")
                         return
@@ -101,8 +131,7 @@ class MapServer:
             def log_message(self, format: str, *args: object) -> None:
                 pass
 
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._httpd.daemon_threads = True
+        self._httpd = _HTTPServer(("127.0.0.1", 0), Handler)
         self._thread = threading.Thread(
             target=self._httpd.serve_forever, daemon=True, name="map-server"
         )

@@ -9,6 +9,12 @@ Tiles live at ``<cache>/tiles/<style key>/<extract hash>/<z>/<x>/<y>.png``.
 A metatile is rendered under an exclusive file lock, so two processes asking
 for the same tiles render them once; files appear atomically (written, then
 renamed).
+
+When Mapnik fails (loading the style or drawing a metatile) the renderer asks
+the database whether it still answers: if not, it raises ``DatabaseError``
+naming the connection, at once, instead of a ``TileError`` per tile.  A
+Mapnik map that failed to load is not counted as made, so no other thread
+waits for it.
 """
 
 from __future__ import annotations
@@ -17,7 +23,6 @@ import contextlib
 import fcntl
 import logging
 import os
-import queue
 import threading
 import time
 from collections import OrderedDict
@@ -28,7 +33,7 @@ from typing import Any
 from cartoqa.errors import CartoqaError
 from cartoqa.settings import cache_dir
 
-from .database import ExtractDatabase
+from .database import DatabaseError, ExtractDatabase, lost_database
 from .projection import TILE_PX, tile_bounds_m
 from .style import CartoStyle, load_map
 
@@ -75,11 +80,12 @@ class TileRenderer:
         key = f"{style.folder.name}-m{metatile}"
         self.folder = (cache or cache_dir()) / "tiles" / key / database.extract.sha256[:16]
         self.workers = max(1, workers)
-        self._maps: queue.LifoQueue[Any] = queue.LifoQueue()
-        self._made = 0
+        self._free: list[Any] = []  # Mapnik maps not in use (the last given back first)
+        self._made = 0  # maps made or being made; at most ``workers``
+        self._pool = threading.Condition()  # guards _free and _made
         self._images: OrderedDict[tuple[int, int, int], Any] = OrderedDict()  # rendered metatiles
         self.keep = keep
-        self._lock = threading.Lock()  # guards _made and the counters
+        self._lock = threading.Lock()  # guards _images and the counters
         self.rendered_metatiles = 0
         self.render_seconds = 0.0
 
@@ -90,14 +96,37 @@ class TileRenderer:
         return m
 
     def _take_map(self) -> Any:
+        """A free Mapnik map, a new one while fewer than ``workers`` exist, else wait for one."""
+        with self._pool:
+            while not self._free and self._made >= self.workers:
+                self._pool.wait()
+            if self._free:
+                return self._free.pop()
+            self._made += 1
         try:
-            return self._maps.get_nowait()
-        except queue.Empty:
-            pass
-        with self._lock:
-            make = self._made < self.workers
-            self._made += make
-        return self._new_map() if make else self._maps.get()
+            return self._new_map()
+        except Exception as exc:
+            with self._pool:  # not made after all: a waiting thread may make one instead
+                self._made -= 1
+                self._pool.notify()
+            raise self._failure(exc, "loading the map style") from None
+
+    def _give_back(self, m: Any) -> None:
+        with self._pool:
+            self._free.append(m)
+            self._pool.notify()
+
+    def _failure(self, exc: Exception, during: str) -> Exception:
+        """What to raise for a Mapnik failure: ``DatabaseError`` when the database stopped
+        answering, else ``exc`` itself (a ``CartoqaError``) or a ``TileError`` quoting it."""
+        if isinstance(exc, DatabaseError):
+            return exc
+        lost = lost_database(self.database.connection, during=f"{during} for map tiles")
+        if lost is not None:
+            return lost
+        if isinstance(exc, CartoqaError):
+            return exc
+        return TileError(f"Mapnik failed {during}: {str(exc)[:600]}")
 
     @staticmethod
     def tiles_for(z: int, x0: float, y0: float, x1: float, y1: float) -> list[tuple[int, int, int]]:
@@ -113,7 +142,7 @@ class TileRenderer:
         """Load the style into every worker's Mapnik map now, not on the first tiles."""
         maps = [self._take_map() for _ in range(self.workers)]
         for m in maps:
-            self._maps.put(m)
+            self._give_back(m)
         return self
 
     def path(self, z: int, x: int, y: int) -> Path:
@@ -224,9 +253,9 @@ class TileRenderer:
             try:
                 mapnik.render(m, image)
             except RuntimeError as exc:
-                raise TileError(f"Mapnik could not render tiles {z}/{mx}/{my}+{n}: {exc}") from None
+                raise self._failure(exc, f"drawing tiles {z}/{mx}/{my}+{n}") from None
         finally:
-            self._maps.put(m)
+            self._give_back(m)
         with self._lock:
             self.render_seconds += time.perf_counter() - t0
             self.rendered_metatiles += 1
