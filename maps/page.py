@@ -1,4 +1,11 @@
-"""The folium page of one map view: centre and zoom, markers, paths, scale bar, attribution."""
+"""The folium page of one map view: centre and zoom, markers, paths, scale bar, attribution.
+
+A view refuses a marker that it would not draw whole: its anchor (the point
+it marks) outside the image, or its pin (awesome-markers, 35 x 45 px, reaching
+42 px above the point and 17-18 px to either side) cut by the image's edge.
+A question about a marker that is not on the map, or only partly, is not a
+fair one; the message names the marker, its pixel and the view's bounds.
+"""
 
 from __future__ import annotations
 
@@ -9,10 +16,13 @@ from typing import Literal
 from cartoqa.errors import CartoqaError
 from cartoqa.records import OSM_ATTRIBUTION
 
+from .projection import pixel_box, pixel_to_lat_lon, world_pixel
+
 __all__ = [
     "HEIGHT_PX",
     "MARKER_COLOURS",
     "PATH_COLOUR",
+    "PIN_BOX_PX",
     "WIDTH_PX",
     "Marker",
     "Path",
@@ -26,6 +36,9 @@ MARKER_COLOURS = ("blue", "red")
 PATH_COLOUR = "#0000ff"
 PATH_WEIGHT_PX = 5
 MIN_ZOOM, MAX_ZOOM = 15, 19
+#: the marker's pin around the point it marks, in pixels (left, top, right, bottom): the
+#: awesome-markers icon is 35 x 45 px with its anchor at (17, 42)
+PIN_BOX_PX = (-17, -42, 18, 3)
 
 
 class ViewError(CartoqaError):
@@ -74,6 +87,54 @@ class View:
         for p in self.paths:
             if len(p.points) < 2:
                 raise ViewError("a path needs at least two points")
+        for m in self.markers:
+            self._check_marker(m)
+
+    def pixel(self, lat: float, lon: float) -> tuple[float, float]:
+        """Where a point falls in the image, from its top left (Leaflet rounds the map's pixel
+        origin)."""
+        x0, y0, _, _ = pixel_box(self.center, self.zoom, self.width, self.height)
+        x, y = world_pixel(lat, lon, self.zoom)
+        return x - round(x0), y - round(y0)
+
+    def bounds(self) -> tuple[float, float, float, float]:
+        """(south, west, north, east) of what the image shows."""
+        x0, y0, x1, y1 = pixel_box(self.center, self.zoom, self.width, self.height)
+        north, west = pixel_to_lat_lon(x0, y0, self.zoom)
+        south, east = pixel_to_lat_lon(x1, y1, self.zoom)
+        return south, west, north, east
+
+    def _check_marker(self, m: Marker) -> None:
+        x, y = self.pixel(m.lat, m.lon)
+        left, top, right, bottom = PIN_BOX_PX
+        if 0 <= x < self.width and 0 <= y < self.height:
+            cut = [
+                edge
+                for edge, out in (
+                    ("left", x + left < 0),
+                    ("top", y + top < 0),
+                    ("right", x + right > self.width),
+                    ("bottom", y + bottom > self.height),
+                )
+                if out
+            ]
+            if not cut:
+                return
+            where = (
+                f"inside the image, but its pin would be cut by the {' and '.join(cut)} edge (a "
+                f"pin needs {-left} px left, {-top} px above, {right} px right and {bottom} px "
+                "below the point it marks)"
+            )
+        else:
+            where = "outside the image"
+        s, w, n, e = self.bounds()
+        raise ViewError(
+            f"{m.colour} marker at ({m.lat:.6f}, {m.lon:.6f}) falls at pixel ({x:.0f}, {y:.0f}), "
+            f"{where}; the {self.width}x{self.height} view centred on "
+            f"({self.center[0]:.6f}, {self.center[1]:.6f}) at zoom {self.zoom} shows "
+            f"({s:.6f}, {w:.6f}) to ({n:.6f}, {e:.6f}) (south, west to north, east). Move the "
+            "centre towards the marker, or zoom out (a lower zoom shows more)"
+        )
 
     @classmethod
     def make(

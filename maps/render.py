@@ -22,7 +22,6 @@ from .browser import screenshot_views
 from .database import ExtractDatabase, PostgresCluster, ensure_database
 from .extracts import Extract, load_extract
 from .page import View, ViewError
-from .projection import pixel_box, pixel_to_lat_lon
 from .style import CartoStyle, prepare_style
 from .tiles import METATILE, TileRenderer
 
@@ -97,7 +96,7 @@ class MapEngine:
         self.tiles = TileRenderer(self.style, self.database, cache=cache, metatile=metatile)
 
     def _check_inside(self, view: View) -> None:
-        s, w, n, e = _view_box(view)
+        s, w, n, e = view.bounds()
         es, ew, en, ee = self.extract.bounds
         if s > en or n < es or w > ee or e < ew:
             raise ViewError(
@@ -171,14 +170,6 @@ def _hint(problems: list[str]) -> str:
     if any(p.startswith("tile ") for p in problems):
         return "tiles failed to render (Mapnik's message is quoted above)"
     return "the page asked for something the map server does not have"
-
-
-def _view_box(view: View) -> tuple[float, float, float, float]:
-    """(south, west, north, east) the view will show."""
-    x0, y0, x1, y1 = pixel_box(view.center, view.zoom, view.width, view.height)
-    north, west = pixel_to_lat_lon(x0, y0, view.zoom)
-    south, east = pixel_to_lat_lon(x1, y1, view.zoom)
-    return south, west, north, east
 
 
 def render_view(

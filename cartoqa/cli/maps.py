@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import shutil
+import tempfile
 from pathlib import Path
 from typing import Annotated
 
@@ -22,6 +24,38 @@ def _point(text: str, what: str) -> tuple[float, float]:
         return parse_coordinate(text)
     except ValueError as exc:
         raise typer.BadParameter(f"{what} {text!r}: {exc}") from None
+
+
+def _fail(message: str) -> typer.Exit:
+    typer.echo(f"error: {message}", err=True)
+    return typer.Exit(2)
+
+
+def check_output_file(output: Path, *, option: str = "-o") -> None:
+    """Refuse, before any work, an output file that cannot be written: a folder, a path under
+    a file, a folder this user cannot write in, a read-only file.  Makes its folder."""
+    from cartoqa.stores import ensure_writable_folder
+
+    if output.is_dir():
+        raise CartoqaError(
+            f"{option} {output} is a folder; give a file name, such as {output / 'map.png'}"
+        )
+    folder = ensure_writable_folder(
+        output.absolute().parent, what=f"the map image ({option} {output})"
+    )
+    try:  # permissions do not tell the whole story (root, read-only mounts): write a file
+        with tempfile.NamedTemporaryFile(dir=folder, prefix=".cartoqa-write-test-"):
+            pass
+    except OSError as exc:
+        raise CartoqaError(
+            f"{option} {output}: cannot write in {folder} ({exc.strerror}); choose a folder "
+            "you can write to"
+        ) from None
+    if output.exists() and not os.access(output, os.W_OK):
+        raise CartoqaError(
+            f"{option} {output} exists and cannot be overwritten (permission denied); choose "
+            "another file name, or change its permissions"
+        )
 
 
 @app.command(context_settings={"ignore_unknown_options": True})
@@ -53,7 +87,11 @@ def render(
         str | None, typer.Option(help="Use this PostgreSQL server (else a private one).")
     ] = None,
 ) -> None:
-    """Render one 1366x768 map view with markers, paths and the scale bar to a PNG file."""
+    """Render one 1366x768 map view with markers, paths and the scale bar to a PNG file.
+
+    A marker must show whole: one outside the view, or whose pin the image's edge would cut,
+    is refused (exit 2) with the view's bounds; move --center or lower --zoom.
+    """
     from maps import MapEngine, Marker, View
 
     markers = []
@@ -67,11 +105,14 @@ def render(
         view = View.make(
             _point(center, "--center"), zoom, markers=markers, paths=paths, id=output.stem
         )
+        check_output_file(output)
         shot = MapEngine(extract, carto_files=carto_files, dsn=dsn).render(view)
     except CartoqaError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2) from None
-    shot.save(output)
+        raise _fail(str(exc)) from None
+    try:
+        shot.save(output)
+    except OSError as exc:
+        raise _fail(f"-o {output}: the map could not be written ({exc})") from None
     typer.echo(f"wrote {output} ({view.width}x{view.height}, zoom {zoom})")
     s, w, n, e = shot.bounds
     typer.echo(f"bounds: south {s:.6f}, west {w:.6f}, north {n:.6f}, east {e:.6f}")
