@@ -19,6 +19,10 @@ the build renders the accepted views in one batch.
 - **MML** (zoom 17-19): a blue or red marker (alternating) on a node where
   exactly two named roads meet, with no unnamed road and at least three
   arms; both names drawn whole in the view, clear of the marker.
+
+An extract whose drivable roads carry no names cannot make SRN or MML
+questions: every candidate is rejected as ``no_named_roads`` (and the build
+says no question of the task could be made); RLE needs no names.
 """
 
 from __future__ import annotations
@@ -182,6 +186,8 @@ class NavigationSampler:
     # ------------------------------------------------------------ SRN
 
     def attempt_srn(self) -> Plan:
+        if not self.named_starts:  # every step of an SRN answer names a road
+            raise Reject("no_named_roads")
         zoom = self._zoom((17, 18, 19))
         origin = self.rng.choice(self.named_starts)
         dest = self._partner(origin, zoom, 250, 700)
@@ -264,7 +270,7 @@ class NavigationSampler:
 
     def attempt_mml(self, colour: str) -> Plan:
         if not self.mml_nodes:
-            raise Reject("no_two_road_junction")
+            raise Reject("no_two_road_junction" if self.named_starts else "no_named_roads")
         zoom = self._zoom((17, 18, 19))
         node = self.rng.choice(self.mml_nodes)
         if ("mml", node, zoom) in self.used:

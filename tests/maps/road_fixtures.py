@@ -57,3 +57,26 @@ def road(g, name, path, *, oneway=False, via=None, junction=None):
             if extra:
                 data["geometry"] = LineString([(lon, lat) for lat, lon in pts])
             g.add_edge(a, b, **data)
+
+
+def write_osm_grid(path, nx: int, ny: int, *, step: float = 2.0, names: bool = True) -> None:
+    """An OSM XML extract: a grid of nx x ny junctions ``step`` hundred metres apart, joined by
+    residential streets (one way per row and per column), named "Row j" / "Column i" or, with
+    ``names=False``, unnamed."""
+    ids = {(i, j): 1 + i + j * nx for j in range(ny) for i in range(nx)}
+    lines = ['<?xml version="1.0" encoding="UTF-8"?>', '<osm version="0.6" generator="cartoqa">']
+    for (i, j), n in ids.items():
+        lat, lon = ll(i * step, j * step)
+        lines.append(f'  <node id="{n}" version="1" lat="{lat:.7f}" lon="{lon:.7f}"/>')
+    ways = [[ids[(i, j)] for i in range(nx)] for j in range(ny)]
+    ways += [[ids[(i, j)] for j in range(ny)] for i in range(nx)]
+    labels = [f"Row {j}" for j in range(ny)] + [f"Column {i}" for i in range(nx)]
+    for k, (refs, label) in enumerate(zip(ways, labels, strict=True)):
+        lines.append(f'  <way id="{1000 + k}" version="1">')
+        lines += [f'    <nd ref="{r}"/>' for r in refs]
+        lines.append('    <tag k="highway" v="residential"/>')
+        if names:
+            lines.append(f'    <tag k="name" v="{label}"/>')
+        lines.append("  </way>")
+    lines.append("</osm>")
+    path.write_text("\n".join(lines) + "\n")
