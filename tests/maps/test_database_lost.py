@@ -48,7 +48,7 @@ def own():
             cache=folder / "cache",
             cluster=cluster,
         )
-        yield cluster, engine
+        yield cluster, engine, folder / "cache"
     finally:
         cluster.stop()
         shutil.rmtree(folder, ignore_errors=True)
@@ -71,7 +71,7 @@ def assert_names_the_database(err: pytest.ExceptionInfo, engine: MapEngine) -> N
 
 
 def test_database_stopped_between_batches_fails_the_next_batch_at_once(own, tmp_path):
-    cluster, engine = own
+    cluster, engine, _ = own
     cluster.start()
     first, *rest = views(3)
     assert engine.render(first).png  # the renderer works and holds a loaded Mapnik map
@@ -87,7 +87,7 @@ def test_database_stopped_between_batches_fails_the_next_batch_at_once(own, tmp_
 
 
 def test_database_stopped_while_a_batch_renders(own, tmp_path):
-    cluster, engine = own
+    cluster, engine, _ = own
     cluster.start()
     # no tile cache and no prefetch: every view's tiles are drawn from the database when asked
     tiles = TileRenderer(engine.style, engine.database, cache=tmp_path, use_cache=False)
@@ -109,7 +109,7 @@ def test_database_stopped_while_a_batch_renders(own, tmp_path):
 def test_a_renderer_that_never_loaded_its_style_does_not_hang(own, tmp_path):
     """Loading the style fails without the database; the renderer must not then wait forever
     for a Mapnik map that was never made (the 121 s page timeout of the issue)."""
-    cluster, engine = own
+    cluster, engine, _ = own
     cluster.stop()
     tiles = TileRenderer(engine.style, engine.database, cache=tmp_path, workers=1)
     errors: list[BaseException] = []
@@ -131,7 +131,7 @@ def test_a_renderer_that_never_loaded_its_style_does_not_hang(own, tmp_path):
 
 
 def test_label_checks_name_the_lost_database(own):
-    cluster, engine = own
+    cluster, engine, _ = own
     cluster.start()
     labels = RoadLabels(engine)
     cluster.stop()
@@ -141,3 +141,27 @@ def test_label_checks_name_the_lost_database(own):
     with pytest.raises(DatabaseError) as err:
         RoadLabels(engine)
     assert_names_the_database(err, engine)
+
+
+def test_database_stopped_during_a_build_names_the_database(own, tmp_path):
+    """'cartoqa maps db --stop' while a build samples: the build's rendering stops at once."""
+    from cartoqa.tasks import build_dataset
+
+    cluster, engine, cache = own
+    cluster.start()
+    t0 = time.monotonic()
+    with pytest.raises(DatabaseError) as err:
+        # one RLE map: the database goes once it is planned, before its map is rendered
+        build_dataset(
+            tmp_path / "ds",
+            engine=engine,
+            tasks=["rle"],
+            per_task=2,
+            seed=3,
+            cache=cache,
+            progress=False,
+            on_plan=cluster.stop,
+        )
+    assert time.monotonic() - t0 < AT_ONCE_S + 30  # sampling included
+    assert_names_the_database(err, engine)
+    assert not (tmp_path / "ds" / "manifest.json").exists()
