@@ -101,7 +101,7 @@ def test_score_command_prints_each_task(built, monkeypatch):
     (run,) = json.loads(result.output).values()
     assert run["model"] == "oracle" and set(run["scores"]) == {"srn", "rle", "mml"}
     result = CliRunner().invoke(app, ["score", str(ds.path), "--runs-dir", str(folder / "none")])
-    assert result.exit_code == 2 and "no run of" in result.output
+    assert result.exit_code == 2 and "no readable run of" in result.output
 
 
 def test_unknown_tasks_and_counts_are_refused(tmp_path):
