@@ -19,11 +19,13 @@ __all__ = [
     "GroundTruth",
     "GroupingTruth",
     "IndicesTruth",
+    "LabelBox",
     "NamesTruth",
     "NumberTruth",
     "RoadEdge",
     "RoadNetwork",
     "RoadPairTruth",
+    "RouteLeg",
     "RouteTruth",
     "TextTruth",
     "ValuesTruth",
@@ -137,6 +139,18 @@ class FeatureTableTruth(_Truth):
     """Feature type -> its count and names."""
 
 
+class LabelBox(_Truth):
+    """Where the map draws a road's name whole: the label that made the name count."""
+
+    road: str
+    """The road's name as the answer must give it."""
+    osm_id: int
+    """The OSM way that carries the label (one of the road's ways on the route or at the
+    junction)."""
+    box: tuple[float, float, float, float]
+    """The label's box in image pixels: x0, y0, x1, y1 (0,0 the top left)."""
+
+
 class RoadPairTruth(_Truth):
     """The two roads that meet at a marked intersection; matched in either order."""
 
@@ -146,6 +160,10 @@ class RoadPairTruth(_Truth):
     """One road's name."""
     road_2: str
     """The other road's name."""
+    junction: int | None = None
+    """The road-graph node under the marker (None in data made before it was kept)."""
+    labels: list[LabelBox] = Field(default_factory=list)
+    """For each road, the label that shows its name whole in the view (for audits)."""
 
 
 class RoadEdge(_Truth):
@@ -179,6 +197,25 @@ class RoadNetwork(_Truth):
     """"road A|road B" (the two names sorted) -> the nodes where they meet."""
 
 
+class RouteLeg(_Truth):
+    """One step of a route: an action taken at a node, then a stretch of one road."""
+
+    action: str
+    """The action at the leg's first node ("turn left", ...)."""
+    road: str
+    """The road driven."""
+    nodes: list[int]
+    """Road-graph nodes along the leg, the first where the action is taken."""
+    length_m: float = Field(ge=0)
+    """Length along the road."""
+    length_px: float = Field(ge=0)
+    """Length on the image, in pixels, along the drawn road."""
+    points_px: list[tuple[float, float]] = Field(default_factory=list)
+    """The leg's shape on the image (pixels, 0,0 the top left)."""
+    label: LabelBox | None = None
+    """The label that shows the road's name whole in the view."""
+
+
 class RouteTruth(_Truth):
     """Turn-by-turn steps: ["blue", action, road, action, road, ..., "red"]."""
 
@@ -188,6 +225,10 @@ class RouteTruth(_Truth):
     """The route, starting with "blue" and ending with "red"."""
     network: RoadNetwork | None = None
     """The roads of the map, for scoring connectivity (None: connectivity cannot be scored)."""
+    nodes: list[int] = Field(default_factory=list)
+    """The route's road-graph node path, origin to destination (empty in older data)."""
+    legs: list[RouteLeg] = Field(default_factory=list)
+    """One per (action, road) pair of ``steps``, in order (empty in older data)."""
 
     @model_validator(mode="after")
     def _ends(self) -> RouteTruth:
