@@ -33,6 +33,16 @@ def build(
         str | None, typer.Option(help="PostgreSQL DSN instead of the private one.")
     ] = None,
     overwrite: Annotated[bool, typer.Option(help="Replace a dataset already at OUT.")] = False,
+    strict: Annotated[
+        bool,
+        typer.Option(help="Make a shortfall (fewer samples than asked) an error: no dataset."),
+    ] = False,
+    repeat_places: Annotated[
+        bool,
+        typer.Option(
+            help="Allow several questions of one junction (MML) or origin-destination pair."
+        ),
+    ] = False,
     progress: Annotated[bool, typer.Option(help="Show progress bars.")] = True,
 ) -> None:
     """Build navigation questions (SRN, RLE, MML) with their maps from an OSM extract.
@@ -40,8 +50,9 @@ def build(
     OUT is checked (free, writable; an existing dataset needs --overwrite) and
     locked before any work; an old dataset there stays whole until the new one
     is complete.  Exit status 0 when every task got samples (a shortfall is
-    shown and recorded in the manifest), 1 when a task could make none (no
-    dataset written), 2 for bad options or an output that cannot be written.
+    shown and recorded in the manifest), 1 when a task could make none, or
+    with --strict when any fell short (no dataset written), 2 for bad options
+    or an output that cannot be written.
     """
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn
 
@@ -81,6 +92,8 @@ def build(
                 overwrite=overwrite,
                 progress=progress,
                 on_attempt=on_attempt,
+                strict=strict,
+                repeat_places=repeat_places,
             )
     except BuildError as exc:
         console.print(_table(exc.report, wanted, f"{out}: no dataset written"))

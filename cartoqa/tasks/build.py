@@ -145,12 +145,16 @@ def build_dataset(
     on_plan: Callable[[], None] | None = None,
     on_attempt: Callable[[str, int, int], None] | None = None,
     engine: MapEngine | None = None,
+    strict: bool = False,
+    repeat_places: bool = False,
 ) -> BuildReport:
     """Sample ``per_task`` questions of each task from ``extract`` (default: the embedded one),
     render their maps and write a dataset folder at ``out``.  RLE asks each map in metres and
     in feet, so it renders ``ceil(per_task / 2)`` maps for ``per_task`` (rounded up to even)
     questions.  ``engine`` reuses a ``MapEngine`` (its extract wins over ``extract``).
-    ``on_attempt(task, made, rejected)`` is called after every candidate (for progress)."""
+    ``on_attempt(task, made, rejected)`` is called after every candidate (for progress).
+    ``strict`` makes a shortfall an error (``BuildError``, no dataset written);
+    ``repeat_places`` allows several questions of one junction or origin-destination pair."""
     unknown = sorted(set(tasks) - set(NAVIGATION_TASKS))
     if unknown:
         raise CartoqaError(
@@ -178,6 +182,8 @@ def build_dataset(
             on_plan=on_plan,
             on_attempt=on_attempt,
             engine=engine,
+            strict=strict,
+            repeat_places=repeat_places,
         )
     finally:
         writer.abandon()  # a no-op after finish
@@ -199,6 +205,8 @@ def _build(
     on_plan: Callable[[], None] | None,
     on_attempt: Callable[[str, int, int], None] | None,
     engine: MapEngine | None,
+    strict: bool,
+    repeat_places: bool,
 ) -> None:
     from maps import MapEngine
     from maps.labels import RoadLabels
@@ -213,9 +221,16 @@ def _build(
     t0 = time.perf_counter()
     plans: list[Plan] = []
     for task in tasks:
-        n_maps = math.ceil(per_task / 2) if task == "rle" else per_task
+        n_maps = _maps_wanted(task, per_task)
         report.wanted[task] = n_maps * (2 if task == "rle" else 1)
-        sampler = NavigationSampler(roads, labels, engine.extract.bounds, _task_seed(seed, task))
+        sampler = NavigationSampler(
+            roads,
+            labels,
+            engine.extract.bounds,
+            _task_seed(seed, task),
+            covered_share=getattr(engine.extract, "covered_share", None),
+            repeat_places=repeat_places,
+        )
         rejected: Counter[str] = Counter()
         task_plans = _plans(sampler, task, n_maps, rejected, on_plan, on_attempt)
         report.rejected[task] = rejected
@@ -223,6 +238,16 @@ def _build(
         if len(task_plans) < n_maps:
             report.gave_up[task] = _why_stopped(task_plans, n_maps, rejected)
         plans += task_plans
+    if strict and report.gave_up:
+        raise BuildError(
+            f"{engine.extract.name}: --strict and "
+            + "; ".join(
+                f"{t}: {report.maps.get(t, 0)} of {_maps_wanted(t, per_task)} maps ({why})"
+                for t, why in report.gave_up.items()
+            )
+            + ", so no dataset was written. Ask for fewer, or use a larger extract.",
+            report,
+        )
     empty = [t for t in tasks if report.maps.get(t, 0) == 0]
     if empty:
         raise BuildError(
@@ -281,6 +306,11 @@ def _build(
             task,
             ", ".join(f"{r} {n}" for r, n in report.rejected[task].most_common(4)),
         )
+
+
+def _maps_wanted(task: str, per_task: int) -> int:
+    """RLE asks each map twice (metres, feet); the other tasks once."""
+    return math.ceil(per_task / 2) if task == "rle" else per_task
 
 
 def _why_stopped(plans: list[Plan], n_maps: int, rejected: Counter[str]) -> str:

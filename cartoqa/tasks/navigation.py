@@ -23,24 +23,61 @@ the build renders the accepted views in one batch.
 An extract whose drivable roads carry no names cannot make SRN or MML
 questions: every candidate is rejected as ``no_named_roads`` (and the build
 says no question of the task could be made); RLE needs no names.
+
+Every candidate also passes these checks (issue 12: ground truth a careful
+person agrees with):
+
+- *Every step visible* (SRN): each leg of the route is at least
+  ``MIN_LEG_PX`` pixels long on the image and not wholly under a marker's
+  icon, else ``leg_too_short`` / ``leg_under_marker``.  Legs are never
+  merged: the truth keeps the road graph's legs, which connectivity scoring
+  uses.
+- *Names drawn by the road itself*: a road's name counts only when a whole
+  label carried by one of its OSM ways on the route (MML: at the junction)
+  is in the view and clear of the markers; a sidewalk, square or stop of
+  the same name does not count (``road_name_not_drawn``).
+- *One question per place*: one MML question per junction (the same pair of
+  names within ``SAME_JUNCTION_M`` of an earlier question is the same
+  junction) and one SRN or RLE question per origin-destination pair in a
+  dataset, unless ``repeat_places`` is set (``duplicate``).
+- *Views inside the data*: a view with more than ``MAX_BLANK_SHARE`` of its
+  area outside the extract's data (its header box where the file has one,
+  else the data's own coverage) is rejected (``view_not_covered``); markers
+  and paths keep ``MARGIN_PX`` from the image's edges.
 """
 
 from __future__ import annotations
 
+import itertools
 import math
 import random
+from collections import defaultdict
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from cartoqa.geodesy import initial_bearing_deg, path_length_m, simplify_rdp, turn_action
-from cartoqa.records import GroundTruth, NumberTruth, RoadPairTruth, RouteTruth
+from cartoqa.geodesy import (
+    distance_km,
+    initial_bearing_deg,
+    path_length_m,
+    simplify_rdp,
+    turn_action,
+)
+from cartoqa.records import (
+    GroundTruth,
+    LabelBox,
+    NumberTruth,
+    RoadPairTruth,
+    RouteLeg,
+    RouteTruth,
+)
 from maps import HEIGHT_PX, WIDTH_PX, Marker, View
-from maps.labels import RoadLabels
+from maps.labels import MARKER_BOX, RoadLabels
 from maps.projection import metres_per_pixel, world_pixel
 from maps.roads import RoadGraph
-from maps.routes import RouteError, road_network, shortest_route
+from maps.routes import RouteError, edge_coords, road_network, shortest_route
 
 from ._views import fit_center, view_bounds, view_pixels
 
@@ -48,6 +85,14 @@ __all__ = ["NAVIGATION_TASKS", "NavigationSampler", "Plan", "Question", "Reject"
 
 NAVIGATION_TASKS = ("srn", "rle", "mml")
 FEET_PER_M = 1 / 0.3048
+#: the shortest leg an SRN route may have on the image: a little more than a marker icon is
+#: wide (35 px) and about five letters of a road label; the audit's unreadable legs were
+#: 3-28 px (2.8 m at zoom 17 to 6.4 m at zoom 19)
+MIN_LEG_PX = 40.0
+#: the largest share of a view that may lie outside the extract's data
+MAX_BLANK_SHARE = 0.10
+#: two MML junctions with the same pair of names closer than this are one place
+SAME_JUNCTION_M = 60.0
 #: the tolerance, in pixels at the map's zoom, of the simplification that counts RLE turns
 RDP_PX = 8
 
@@ -102,8 +147,22 @@ class Plan:
 class NavigationSampler:
     """Draws navigation candidates from one extract's road graph, with a seeded generator."""
 
-    def __init__(self, roads: RoadGraph, labels: RoadLabels, extract_bounds: tuple, seed: int):
+    def __init__(
+        self,
+        roads: RoadGraph,
+        labels: RoadLabels,
+        extract_bounds: tuple,
+        seed: int,
+        *,
+        covered_share: Callable[[tuple[float, float, float, float]], float] | None = None,
+        repeat_places: bool = False,
+    ):
         self.roads = roads
+        self.covered_share = covered_share
+        self.repeat_places = repeat_places
+        self._last_blank = 0.0
+        #: MML places asked so far: (pair of names, lat, lon)
+        self.junctions: list[tuple[tuple[str, ...], float, float]] = []
         self.g = roads.graph
         self.labels = labels
         self.bounds = extract_bounds
@@ -171,17 +230,56 @@ class NavigationSampler:
         center = fit_center(points, zoom, self.rng, extract_bounds=self.bounds)
         if center is None:
             raise Reject("does_not_fit_the_view")
+        self._last_blank = 0.0
+        if self.covered_share is not None:
+            blank = 1.0 - self.covered_share(view_bounds(center, zoom))
+            if blank > MAX_BLANK_SHARE:
+                raise Reject("view_not_covered")
+            self._last_blank = round(max(0.0, blank), 3)
         self._count[task] += 1
         return View.make(
             center, zoom, markers=markers, paths=list(paths), id=f"{task}-{self._count[task]:04d}"
         )
 
-    def _names_drawn(self, view: View, names: set[str]) -> None:
-        shown = self.labels.names(
-            view, view_pixels(view.center, view.zoom, [(m.lat, m.lon) for m in view.markers])
-        )
-        if not names <= shown.visible:
-            raise Reject("road_name_not_drawn")
+    def _view_meta(self, view: View) -> dict[str, Any]:
+        """What an audit needs to redraw the view: its centre, markers and blank share."""
+        return {
+            "center_lat": round(view.center[0], 7),
+            "center_lon": round(view.center[1], 7),
+            "markers": ";".join(f"{m.colour}@{m.lat:.7f},{m.lon:.7f}" for m in view.markers),
+            "blank_share": self._last_blank,
+        }
+
+    def _labels_drawn(self, view: View, ways_of: dict[str, set[int]]) -> dict[str, LabelBox]:
+        """For each road, a whole label in the view, clear of the markers, carried by one of
+        the given OSM ways (the road's ways on the route or at the junction): a sidewalk or a
+        square of the same name does not count."""
+        markers_px = view_pixels(view.center, view.zoom, [(m.lat, m.lon) for m in view.markers])
+        if not hasattr(self.labels, "ways"):  # TEMPORARY while maps.labels gains ways()
+            names = self.labels.names(view, markers_px)
+            if not set(ways_of) <= names.visible:
+                raise Reject("road_name_not_drawn")
+            return {}
+        shown = self.labels.ways(view, markers_px)
+        found: dict[str, LabelBox] = {}
+        for road, ways in sorted(ways_of.items()):
+            hits = sorted((w, tuple(box)) for w in ways for box in shown.visible.get(w, []))
+            if not hits:
+                raise Reject("road_name_not_drawn")
+            w, box = hits[0]
+            x0, y0, x1, y1 = (round(float(v), 1) for v in box)
+            found[road] = LabelBox(road=road, osm_id=w, box=(x0, y0, x1, y1))
+        return found
+
+    def _edge_ways(self, edges: Iterable[tuple[int, int, int]]) -> set[int]:
+        """The OSM way ids of road-graph edges (osmnx keeps a list where it joined ways)."""
+        out: set[int] = set()
+        for e in edges:
+            osmid = self.g.edges[e].get("osmid")
+            for w in osmid if isinstance(osmid, list) else [osmid]:
+                if w is not None:
+                    out.add(int(w))
+        return out
 
     # ------------------------------------------------------------ SRN
 
@@ -191,7 +289,7 @@ class NavigationSampler:
         zoom = self._zoom((17, 18, 19))
         origin = self.rng.choice(self.named_starts)
         dest = self._partner(origin, zoom, 250, 700)
-        if ("srn", origin, dest) in self.used:
+        if ("srn", origin, dest) in self.used and not self.repeat_places:
             raise Reject("duplicate")
         try:
             route = shortest_route(self.g, origin, dest)
@@ -203,17 +301,58 @@ class NavigationSampler:
         view = self._view(
             "srn", route.coords(self.g), zoom, [Marker(*a, "blue"), Marker(*b, "red")]
         )
-        self._names_drawn(view, {leg.road for leg in route.legs if leg.road})
+        legs = self._legs(route, view)
+        ways: dict[str, set[int]] = defaultdict(set)
+        for leg in route.legs:
+            if leg.road:
+                ways[leg.road] |= self._edge_ways(leg.edges)
+        labels = self._labels_drawn(view, ways)
+        legs = [leg.model_copy(update={"label": labels.get(leg.road)}) for leg in legs]
         self.used.add(("srn", origin, dest))
         network = road_network(self.g, origin, dest, view_bounds(view.center, zoom))
-        truth = RouteTruth(steps=list(route.steps), network=network)
+        truth = RouteTruth(
+            steps=list(route.steps), network=network, nodes=list(route.nodes), legs=legs
+        )
         meta = {
             "zoom": zoom,
             "steps": len(route.legs),
             "length_m": round(route.length_m, 1),
             "difficulty": "short" if len(route.legs) <= 2 else "long",
+            **self._view_meta(view),
         }
         return Plan("srn", view, [Question("", SRN_PROMPT, truth, meta)])
+
+    def _legs(self, route: Any, view: View) -> list[RouteLeg]:
+        """The route's legs as the image shows them; rejects a leg too short to see or
+        wholly under a marker's icon (never merges legs: the truth keeps the graph's)."""
+        actions = route.steps[1:-1:2]
+        if len(actions) != len(route.legs):  # a "continue straight" was dropped: not 1:1
+            raise Reject("leg_too_short")
+        markers_px = view_pixels(view.center, view.zoom, [(m.lat, m.lon) for m in view.markers])
+        out = []
+        for action, leg in zip(actions, route.legs, strict=True):
+            coords: list[tuple[float, float]] = []
+            for e in leg.edges:
+                c = edge_coords(self.g, *e)
+                coords.extend(c if not coords else c[1:])
+            pts = view_pixels(view.center, view.zoom, coords)
+            length_px = float(sum(math.dist(p, q) for p, q in itertools.pairwise(pts)))
+            if length_px < MIN_LEG_PX:
+                raise Reject("leg_too_short")
+            if any(all(_under_icon(p, m) for p in pts) for m in markers_px):
+                raise Reject("leg_under_marker")
+            nodes = [leg.edges[0][0], *(e[1] for e in leg.edges)]
+            out.append(
+                RouteLeg(
+                    action=action,
+                    road=leg.road or "unnamed road",
+                    nodes=nodes,
+                    length_m=round(leg.length_m, 2),
+                    length_px=round(length_px, 1),
+                    points_px=[(round(x, 1), round(y, 1)) for x, y in pts],
+                )
+            )
+        return out
 
     # ------------------------------------------------------------ RLE
 
@@ -232,7 +371,7 @@ class NavigationSampler:
             raise Reject("not_simple")
         if difficulty == "complex" and (turns < 3 or px < 400):
             raise Reject("not_complex")
-        if ("rle", origin, dest) in self.used:
+        if ("rle", origin, dest) in self.used and not self.repeat_places:
             raise Reject("duplicate")
         a, b = coords[0], coords[-1]
         view = self._view(
@@ -242,7 +381,7 @@ class NavigationSampler:
         lats, lons = zip(*coords, strict=True)
         metres = path_length_m(lats, lons)
         feet = metres * FEET_PER_M
-        meta = {"zoom": zoom, "difficulty": difficulty, "turns": turns}
+        meta = {"zoom": zoom, "difficulty": difficulty, "turns": turns, **self._view_meta(view)}
         return Plan(
             "rle",
             view,
@@ -273,23 +412,41 @@ class NavigationSampler:
             raise Reject("no_two_road_junction" if self.named_starts else "no_named_roads")
         zoom = self._zoom((17, 18, 19))
         node = self.rng.choice(self.mml_nodes)
-        if ("mml", node, zoom) in self.used:
-            raise Reject("duplicate")
         names = sorted(self.roads.roads_at(node))
         at = self._latlon(node)
+        if not self.repeat_places and self._asked_here(tuple(names), at):
+            raise Reject("duplicate")
         view = self._view("mml", [at], zoom, [Marker(*at, colour)])  # type: ignore[arg-type]
-        self._names_drawn(view, set(names))
-        self.used.add(("mml", node, zoom))
-        truth = RoadPairTruth(road_1=names[0], road_2=names[1])
-        return Plan(
-            "mml",
-            view,
-            [
-                Question(
-                    "", MML_PROMPT.format(colour=colour), truth, {"zoom": zoom, "colour": colour}
-                )
-            ],
+        ways: dict[str, set[int]] = defaultdict(set)
+        for u, v, k, d in [
+            *self.g.out_edges(node, keys=True, data=True),
+            *self.g.in_edges(node, keys=True, data=True),
+        ]:
+            ways[d["road"]] |= self._edge_ways([(u, v, k)])
+        labels = self._labels_drawn(view, ways)
+        self.junctions.append((tuple(names), *at))
+        truth = RoadPairTruth(
+            road_1=names[0],
+            road_2=names[1],
+            junction=node,
+            labels=[labels[n] for n in names if n in labels],
         )
+        meta = {"zoom": zoom, "colour": colour, **self._view_meta(view)}
+        return Plan("mml", view, [Question("", MML_PROMPT.format(colour=colour), truth, meta)])
+
+    def _asked_here(self, names: tuple[str, ...], at: tuple[float, float]) -> bool:
+        """Whether an MML question was already asked of this pair of roads at (about) this
+        place: the same node, or the other carriageway of the same crossing."""
+        return any(
+            n == names and float(distance_km(lat, lon, *at)) * 1000 < SAME_JUNCTION_M
+            for n, lat, lon in self.junctions
+        )
+
+
+def _under_icon(p: tuple[float, float], marker: tuple[float, float]) -> bool:
+    """Whether image point ``p`` lies under the icon of the marker standing at ``marker``."""
+    x0, y0, x1, y1 = MARKER_BOX
+    return marker[0] + x0 <= p[0] <= marker[0] + x1 and marker[1] + y0 <= p[1] <= marker[1] + y1
 
 
 def path_turns(coords: list[tuple[float, float]], zoom: int) -> tuple[int, float]:
