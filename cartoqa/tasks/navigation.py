@@ -81,7 +81,15 @@ from maps.routes import RouteError, edge_coords, road_network, shortest_route
 
 from ._views import fit_center, view_bounds, view_pixels
 
-__all__ = ["NAVIGATION_TASKS", "NavigationSampler", "Plan", "Question", "Reject"]
+__all__ = [
+    "MIN_LEG_PX",
+    "NAVIGATION_TASKS",
+    "NavigationSampler",
+    "Plan",
+    "Question",
+    "Reject",
+    "visible_legs",
+]
 
 NAVIGATION_TASKS = ("srn", "rle", "mml")
 FEET_PER_M = 1 / 0.3048
@@ -301,7 +309,7 @@ class NavigationSampler:
         view = self._view(
             "srn", route.coords(self.g), zoom, [Marker(*a, "blue"), Marker(*b, "red")]
         )
-        legs = self._legs(route, view)
+        legs = visible_legs(self.g, route, view)
         ways: dict[str, set[int]] = defaultdict(set)
         for leg in route.legs:
             if leg.road:
@@ -321,38 +329,6 @@ class NavigationSampler:
             **self._view_meta(view),
         }
         return Plan("srn", view, [Question("", SRN_PROMPT, truth, meta)])
-
-    def _legs(self, route: Any, view: View) -> list[RouteLeg]:
-        """The route's legs as the image shows them; rejects a leg too short to see or
-        wholly under a marker's icon (never merges legs: the truth keeps the graph's)."""
-        actions = route.steps[1:-1:2]
-        if len(actions) != len(route.legs):  # a "continue straight" was dropped: not 1:1
-            raise Reject("leg_too_short")
-        markers_px = view_pixels(view.center, view.zoom, [(m.lat, m.lon) for m in view.markers])
-        out = []
-        for action, leg in zip(actions, route.legs, strict=True):
-            coords: list[tuple[float, float]] = []
-            for e in leg.edges:
-                c = edge_coords(self.g, *e)
-                coords.extend(c if not coords else c[1:])
-            pts = view_pixels(view.center, view.zoom, coords)
-            length_px = float(sum(math.dist(p, q) for p, q in itertools.pairwise(pts)))
-            if length_px < MIN_LEG_PX:
-                raise Reject("leg_too_short")
-            if any(all(_under_icon(p, m) for p in pts) for m in markers_px):
-                raise Reject("leg_under_marker")
-            nodes = [leg.edges[0][0], *(e[1] for e in leg.edges)]
-            out.append(
-                RouteLeg(
-                    action=action,
-                    road=leg.road or "unnamed road",
-                    nodes=nodes,
-                    length_m=round(leg.length_m, 2),
-                    length_px=round(length_px, 1),
-                    points_px=[(round(x, 1), round(y, 1)) for x, y in pts],
-                )
-            )
-        return out
 
     # ------------------------------------------------------------ RLE
 
@@ -441,6 +417,42 @@ class NavigationSampler:
             n == names and float(distance_km(lat, lon, *at)) * 1000 < SAME_JUNCTION_M
             for n, lat, lon in self.junctions
         )
+
+
+def visible_legs(graph: Any, route: Any, view: View) -> list[RouteLeg]:
+    """The route's legs as ``view`` shows them (node path, metres, pixels, shape).
+
+    Raises ``Reject("leg_too_short")`` when a leg is under ``MIN_LEG_PX`` on the
+    image, ``Reject("leg_under_marker")`` when one lies wholly under a marker's
+    icon: a person could not see that step.  Legs are never merged, so the truth
+    stays the road graph's, which connectivity scoring uses."""
+    actions = route.steps[1:-1:2]
+    if len(actions) != len(route.legs):  # a "continue straight" was dropped: not 1:1
+        raise Reject("leg_too_short")
+    markers_px = view_pixels(view.center, view.zoom, [(m.lat, m.lon) for m in view.markers])
+    out = []
+    for action, leg in zip(actions, route.legs, strict=True):
+        coords: list[tuple[float, float]] = []
+        for e in leg.edges:
+            c = edge_coords(graph, *e)
+            coords.extend(c if not coords else c[1:])
+        pts = view_pixels(view.center, view.zoom, coords)
+        length_px = float(sum(math.dist(p, q) for p, q in itertools.pairwise(pts)))
+        if length_px < MIN_LEG_PX:
+            raise Reject("leg_too_short")
+        if any(all(_under_icon(p, m) for p in pts) for m in markers_px):
+            raise Reject("leg_under_marker")
+        out.append(
+            RouteLeg(
+                action=action,
+                road=leg.road or "unnamed road",
+                nodes=[leg.edges[0][0], *(e[1] for e in leg.edges)],
+                length_m=round(leg.length_m, 2),
+                length_px=round(length_px, 1),
+                points_px=[(round(x, 1), round(y, 1)) for x, y in pts],
+            )
+        )
+    return out
 
 
 def _under_icon(p: tuple[float, float], marker: tuple[float, float]) -> bool:
