@@ -6,6 +6,7 @@ import typer
 
 from cartoqa import __version__
 
+from .audit import audit
 from .build import build
 from .dataset import app as dataset_app
 from .demo import demo
@@ -31,6 +32,7 @@ app.command()(run)
 app.command()(build)
 app.command()(score)
 app.command(name="score-release")(score_release)
+app.command()(audit)
 
 
 def _version(value: bool) -> None:

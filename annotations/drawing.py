@@ -1,0 +1,690 @@
+"""The audit drawing of one sample: its map with the ground truth drawn over it.
+
+``draw_sample(sample, image)`` returns a new image, three parts:
+
+- a header strip (``HEADER_PX`` high) across the top: sample id, task, zoom, the
+  view's blank share and the OpenStreetMap attribution;
+- the map, unscaled, at (0, ``HEADER_PX``), with the truth drawn over it in thin,
+  semi-transparent strokes so that the map stays readable;
+- a panel (``PANEL_PX`` wide) to the map's right with the truth in words: nothing
+  is written over the map but small numbers and tags.
+
+One drawer per ground-truth kind:
+
+- **route** (SRN): each leg's shape in its own colour (``LEG_COLOURS``), its number
+  at its start, its label box outlined in the same colour, the route's nodes dotted,
+  the markers circled; the panel lists "1. turn right · Rue X · 85 m · 102 px".
+- **road_pair** (MML): the marker circled, each road's label box outlined and
+  tagged with the road's name, the junction node.
+- **number** (RLE): both markers circled, the length in metres and feet, the
+  scale (ground metres per pixel at the view's zoom and latitude), the length in
+  pixels it implies, the straight line between the markers, and a scale bar drawn
+  at the map's scale.
+- any other kind: the map with the question and the truth written in the panel.
+
+Datasets made before a field was recorded lack it: the drawing shows what is
+there and says "not recorded" for the rest.  Map positions of points given in
+latitude and longitude (markers, road-graph nodes) are computed from the
+sample's ``center_lat``, ``center_lon`` and ``zoom`` exactly as the builders
+place them (``maps.page.View.pixel``, Leaflet's rounding).
+
+The function is pure: it reads the sample and the image, and returns a new image;
+the review tool shows the same drawing.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import json
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from PIL import Image, ImageDraw, ImageFont, UnidentifiedImageError
+
+from cartoqa.errors import DatasetError
+from cartoqa.geodesy import distance_km
+from cartoqa.records import (
+    OSM_ATTRIBUTION,
+    LabelBox,
+    NumberTruth,
+    RoadPairTruth,
+    RouteTruth,
+    Sample,
+)
+from maps.page import PIN_BOX_PX, View, ViewError
+from maps.projection import metres_per_pixel
+
+__all__ = [
+    "HEADER_PX",
+    "LEG_COLOURS",
+    "MARKER_RGB",
+    "PANEL_PX",
+    "ROAD_COLOURS",
+    "MarkerSpot",
+    "draw_sample",
+    "parse_markers",
+]
+
+#: height of the header strip above the map
+HEADER_PX = 30
+#: width of the text panel to the map's right
+PANEL_PX = 460
+#: one colour per route leg, in order (cycled past the tenth); none is the blue of
+#: the markers and the RLE path
+LEG_COLOURS: tuple[tuple[int, int, int], ...] = (
+    (230, 0, 126),  # magenta
+    (255, 120, 0),  # orange
+    (0, 160, 70),  # green
+    (125, 40, 190),  # purple
+    (0, 175, 215),  # cyan
+    (140, 70, 20),  # brown
+    (205, 0, 0),  # red
+    (40, 45, 70),  # slate
+    (130, 130, 0),  # olive
+    (255, 70, 160),  # pink
+)
+#: the two roads of an MML question, road_1 then road_2
+ROAD_COLOURS: tuple[tuple[int, int, int], ...] = ((230, 0, 126), (255, 120, 0))
+#: the circle drawn round a marker, by its colour
+MARKER_RGB: dict[str, tuple[int, int, int]] = {"blue": (20, 90, 255), "red": (215, 20, 20)}
+
+_LINE_ALPHA = 190  # route legs: opaque enough to follow, thin enough to read the map under
+_LINE_PX = 4
+_BOX_PX = 2
+_INK = (25, 25, 25)
+_GREY = (110, 110, 110)
+_HEADER_BG = (34, 34, 34)
+_PANEL_BG = (250, 250, 248)
+_NOT_RECORDED = "not recorded"
+_QUESTION_LINES = 8  # the question is cut after this many panel lines
+
+
+@dataclass(frozen=True)
+class MarkerSpot:
+    """A marker as the sample's metadata records it: its colour and the point it marks."""
+
+    colour: str
+    lat: float
+    lon: float
+
+
+def parse_markers(text: str) -> list[MarkerSpot]:
+    """Read the ``markers`` metadata ("blue@43.7392,7.4236;red@43.7372,7.4262").
+
+    Raises ``ValueError`` naming the part that is not "colour@lat,lon"."""
+    spots = []
+    for part in text.split(";"):
+        part = part.strip()
+        if not part:
+            continue
+        colour, at, where = part.partition("@")
+        lat_text, comma, lon_text = where.partition(",")
+        try:
+            if not (at and comma and colour.strip()):
+                raise ValueError
+            spots.append(MarkerSpot(colour.strip(), float(lat_text), float(lon_text)))
+        except ValueError:
+            raise ValueError(f"marker {part!r} is not 'colour@lat,lon'") from None
+    return spots
+
+
+# ---------------------------------------------------------------- the canvas
+
+
+@dataclass
+class _Line:
+    """One entry of the panel: text, its colour, an optional colour swatch before it."""
+
+    text: str
+    colour: tuple[int, int, int] = _INK
+    swatch: tuple[int, int, int] | None = None
+    bold: bool = False
+    size: int = 14
+    gap: int = 0
+    """Extra space above the entry."""
+
+
+@dataclass
+class _Figure:
+    """What a drawer makes: strokes on the map (drawn in order) and the panel's lines."""
+
+    lines: list[_Line] = field(default_factory=list)
+    strokes: list[Callable[[ImageDraw.ImageDraw], None]] = field(default_factory=list)
+    labels: list[Callable[[ImageDraw.ImageDraw], None]] = field(default_factory=list)
+    """Opaque marks drawn last (numbers, tags), above the semi-transparent strokes."""
+    panel_art: list[Callable[[ImageDraw.ImageDraw, int, int], int]] = field(default_factory=list)
+    """Drawings in the panel after the lines: (draw, x, y) -> height used."""
+
+
+@functools.lru_cache(maxsize=16)
+def _font(size: int, bold: bool = False) -> ImageFont.FreeTypeFont | ImageFont.ImageFont:
+    """DejaVu Sans where the system has it (it covers the Latin, Greek and Cyrillic names
+    of OSM data), else Pillow's own font."""
+    for name in ("DejaVuSans-Bold.ttf",) * bold + ("DejaVuSans.ttf",):
+        try:
+            return ImageFont.truetype(name, size)
+        except OSError:
+            continue
+    return ImageFont.load_default(size=size)
+
+
+def _wrap(text: str, font, width: float, draw: ImageDraw.ImageDraw) -> list[str]:
+    """``text`` cut into lines no wider than ``width`` (a word wider than that is cut)."""
+    out: list[str] = []
+    for paragraph in text.split("\n"):
+        line = ""
+        for word in paragraph.split(" "):
+            trial = f"{line} {word}" if line else word
+            if draw.textlength(trial, font=font) <= width:
+                line = trial
+                continue
+            if line:
+                out.append(line)
+            while draw.textlength(word, font=font) > width and len(word) > 1:
+                cut = len(word)
+                while cut > 1 and draw.textlength(word[:cut], font=font) > width:
+                    cut -= 1
+                out.append(word[:cut])
+                word = word[cut:]
+            line = word
+        out.append(line)
+    return out
+
+
+def _open(image: Image.Image | Path | str) -> Image.Image:
+    if isinstance(image, Image.Image):
+        return image.convert("RGBA")
+    path = Path(image)
+    try:
+        with Image.open(path) as im:
+            return im.convert("RGBA")
+    except FileNotFoundError:
+        raise DatasetError(f"image {path} does not exist; check the dataset folder") from None
+    except (UnidentifiedImageError, OSError) as exc:
+        raise DatasetError(
+            f"image {path} cannot be read as an image ({exc}); build the dataset again"
+        ) from None
+
+
+def _meta(sample: Sample, key: str):
+    return getattr(sample.metadata, key, None)
+
+
+def _view(sample: Sample, size: tuple[int, int]) -> View | None:
+    """The view the map was made from, or None where its centre or zoom is not recorded."""
+    lat, lon, zoom = _meta(sample, "center_lat"), _meta(sample, "center_lon"), sample.metadata.zoom
+    if lat is None or lon is None or zoom is None:
+        return None
+    try:
+        return View((float(lat), float(lon)), int(zoom), width=size[0], height=size[1])
+    except ViewError:
+        return None
+
+
+def _markers(sample: Sample) -> tuple[list[MarkerSpot], str | None]:
+    """The markers recorded in the metadata, and a note where they are missing or unreadable."""
+    text = _meta(sample, "markers")
+    if not text:
+        return [], f"markers: {_NOT_RECORDED}"
+    try:
+        return parse_markers(str(text)), None
+    except ValueError as exc:
+        return [], f"markers: unreadable ({exc})"
+
+
+def _km_to_m(km) -> float:
+    return float(km) * 1000.0
+
+
+def _fmt_m(m: float) -> str:
+    return f"{m:.1f} m" if m < 100 else f"{m:.0f} m"
+
+
+# ---------------------------------------------------------------- marks on the map
+
+
+def _circle_marker(fig: _Figure, colour: str, x: float, y: float, tag: str = "") -> None:
+    """A ring round the marker's pin (it stands above the point it marks) and a cross on the
+    point itself."""
+    rgb = MARKER_RGB.get(colour, _INK)
+    left, top, right, bottom = PIN_BOX_PX
+    cx, cy = x + (left + right) / 2, y + (top + bottom) / 2
+    r = max(right - left, bottom - top) / 2 + 8
+
+    def ring(d: ImageDraw.ImageDraw) -> None:
+        d.ellipse((cx - r - 1, cy - r - 1, cx + r + 1, cy + r + 1), outline=(255, 255, 255, 200))
+        d.ellipse((cx - r, cy - r, cx + r, cy + r), outline=(*rgb, 230), width=3)
+
+    def cross(d: ImageDraw.ImageDraw) -> None:
+        d.line((x - 6, y, x + 6, y), fill=(*_INK, 255), width=1)
+        d.line((x, y - 6, x, y + 6), fill=(*_INK, 255), width=1)
+        if tag:
+            _tag(d, tag, cx + r + 3, cy - 8, rgb)
+
+    fig.strokes.append(ring)
+    fig.labels.append(cross)
+
+
+def _tag(d: ImageDraw.ImageDraw, text: str, x: float, y: float, rgb) -> tuple[float, ...]:
+    """A small filled tag with white text, its top left at (x, y); returns its box."""
+    font = _font(12, bold=True)
+    w = d.textlength(text, font=font)
+    box = (x, y, x + w + 8, y + 17)
+    d.rounded_rectangle(box, radius=4, fill=(*rgb, 235))
+    d.text((x + 4, y + 2), text, font=font, fill=(255, 255, 255, 255))
+    return box
+
+
+def _badge(d: ImageDraw.ImageDraw, text: str, x: float, y: float, rgb) -> None:
+    """A round badge with a number, centred on (x, y)."""
+    r = 9
+    d.ellipse((x - r, y - r, x + r, y + r), fill=(*rgb, 255), outline=(255, 255, 255, 255))
+    d.text((x, y), text, font=_font(12, bold=True), fill=(255, 255, 255, 255), anchor="mm")
+
+
+def _along(points: Sequence[tuple[float, float]], dist: float) -> tuple[float, float]:
+    """The point ``dist`` pixels along a polyline (its end if it is shorter)."""
+    for (x0, y0), (x1, y1) in itertools.pairwise(points):
+        seg = math.hypot(x1 - x0, y1 - y0)
+        if seg >= dist and seg > 0:
+            t = dist / seg
+            return x0 + t * (x1 - x0), y0 + t * (y1 - y0)
+        dist -= seg
+    return points[-1]
+
+
+def _polyline_px(points: Sequence[tuple[float, float]]) -> float:
+    return sum(math.hypot(x1 - x0, y1 - y0) for (x0, y0), (x1, y1) in itertools.pairwise(points))
+
+
+def _box(fig: _Figure, label: LabelBox, rgb, tag: str) -> None:
+    """A label box outlined in ``rgb`` with a tag above it (below it at the image's top)."""
+    x0, y0, x1, y1 = label.box
+
+    def outline(d: ImageDraw.ImageDraw) -> None:
+        d.rectangle((x0 - 1, y0 - 1, x1 + 1, y1 + 1), outline=(*rgb, 255), width=_BOX_PX)
+
+    def name(d: ImageDraw.ImageDraw) -> None:
+        ty = y0 - 20 if y0 >= 20 else y1 + 3
+        _tag(d, tag, x0, ty, rgb)
+
+    fig.strokes.append(outline)
+    fig.labels.append(name)
+
+
+# ---------------------------------------------------------------- drawers
+
+
+def _draw_route(sample: Sample, truth: RouteTruth, view: View | None, fig: _Figure) -> None:
+    fig.lines.append(_Line("Route (SRN)", bold=True, size=17))
+    length = _meta(sample, "length_m")
+    fig.lines.append(
+        _Line(
+            f"{len(truth.legs) or (len(truth.steps) - 2) // 2} steps"
+            + (f" · {_fmt_m(float(length))}" if length is not None else "")
+            + (f" · {len(truth.nodes)} road-graph nodes" if truth.nodes else ""),
+            colour=_GREY,
+        )
+    )
+    if truth.legs:
+        for i, leg in enumerate(truth.legs):
+            rgb = LEG_COLOURS[i % len(LEG_COLOURS)]
+            fig.lines.append(
+                _Line(
+                    f"{i + 1}. {leg.action} · {leg.road} · {_fmt_m(leg.length_m)} · "
+                    f"{leg.length_px:.0f} px",
+                    swatch=rgb,
+                    gap=4,
+                )
+            )
+            if leg.label is not None:
+                x0, y0, x1, y1 = leg.label.box
+                fig.lines.append(
+                    _Line(
+                        f"label “{leg.label.road}” (way {leg.label.osm_id}) at "
+                        f"{x0:.0f},{y0:.0f}–{x1:.0f},{y1:.0f}",
+                        colour=_GREY,
+                        size=12,
+                    )
+                )
+                _box(fig, leg.label, rgb, str(i + 1))
+            else:
+                fig.lines.append(_Line(f"label: {_NOT_RECORDED}", colour=_GREY, size=12))
+            if len(leg.points_px) >= 2:
+                pts = [(float(x), float(y)) for x, y in leg.points_px]
+
+                def stroke(d: ImageDraw.ImageDraw, pts=pts, rgb=rgb) -> None:
+                    d.line(pts, fill=(*rgb, _LINE_ALPHA), width=_LINE_PX, joint="curve")
+
+                def number(d: ImageDraw.ImageDraw, pts=pts, rgb=rgb, n=i + 1) -> None:
+                    x, y = _along(pts, min(18.0, _polyline_px(pts) / 2))
+                    _badge(d, str(n), x, y, rgb)
+
+                fig.strokes.append(stroke)
+                fig.labels.append(number)
+            else:
+                fig.lines.append(_Line(f"shape on the image: {_NOT_RECORDED}", _GREY, size=12))
+    else:
+        fig.lines.append(_Line(f"legs: {_NOT_RECORDED} (steps only)", colour=_GREY, gap=4))
+        for i, (action, road) in enumerate(
+            zip(truth.steps[1:-1:2], truth.steps[2:-1:2], strict=False)
+        ):
+            fig.lines.append(_Line(f"{i + 1}. {action} · {road}", swatch=LEG_COLOURS[i % 10]))
+    _route_nodes(truth, view, fig)
+    _route_markers(sample, truth, view, fig)
+    net = truth.network
+    fig.lines.append(
+        _Line(
+            f"network: {len(net.nodes)} nodes, {len(net.roads)} roads, "
+            f"{len(net.junctions)} junction pairs"
+            if net is not None
+            else f"network: {_NOT_RECORDED} (connectivity cannot be scored)",
+            colour=_GREY,
+            gap=6,
+        )
+    )
+
+
+def _route_nodes(truth: RouteTruth, view: View | None, fig: _Figure) -> None:
+    """Dots on the route's road-graph nodes (from the network's coordinates), else on the legs'
+    first points."""
+    spots: list[tuple[float, float, bool]] = []  # x, y, is a leg's first node
+    starts = {leg.nodes[0] for leg in truth.legs if leg.nodes}
+    if view is not None and truth.network is not None and truth.nodes:
+        for node in truth.nodes:
+            at = truth.network.nodes.get(str(node))
+            if at is not None:
+                x, y = view.pixel(*at)
+                spots.append((x, y, node in starts))
+    else:
+        spots = [(*leg.points_px[0], True) for leg in truth.legs if leg.points_px]
+
+    def dots(d: ImageDraw.ImageDraw) -> None:
+        for x, y, start in spots:
+            r = 4 if start else 2.5
+            d.ellipse((x - r, y - r, x + r, y + r), fill=(255, 255, 255, 255), outline=(*_INK, 255))
+
+    fig.strokes.append(dots)
+
+
+def _route_markers(sample: Sample, truth: RouteTruth, view: View | None, fig: _Figure) -> None:
+    markers, note = _markers(sample)
+    if not markers and view is not None and truth.network is not None:
+        net = truth.network
+        for colour, node in (("blue", net.origin), ("red", net.destination)):
+            at = net.nodes.get(str(node))
+            if at is not None:
+                markers.append(MarkerSpot(colour, *at))
+        note = "markers: not recorded; drawn at the network's origin and destination"
+    _place_markers(markers, view, fig, note)
+
+
+def _place_markers(
+    markers: list[MarkerSpot], view: View | None, fig: _Figure, note: str | None
+) -> list[tuple[float, float]]:
+    """Circle each marker on the map and list it; returns their pixels."""
+    if note:
+        fig.lines.append(_Line(note, colour=_GREY, size=12, gap=6))
+    if markers and view is None:
+        fig.lines.append(
+            _Line(f"view centre {_NOT_RECORDED}: markers listed, not drawn", colour=_GREY, size=12)
+        )
+    placed = []
+    for m in markers:
+        where = f"{m.lat:.6f}, {m.lon:.6f}"
+        if view is not None:
+            x, y = view.pixel(m.lat, m.lon)
+            placed.append((x, y))
+            where += f" → pixel {x:.0f}, {y:.0f}"
+            _circle_marker(fig, m.colour, x, y)
+        fig.lines.append(
+            _Line(f"{m.colour} marker: {where}", size=12, swatch=MARKER_RGB.get(m.colour, _INK))
+        )
+    return placed
+
+
+def _draw_road_pair(sample: Sample, truth: RoadPairTruth, view: View | None, fig: _Figure) -> None:
+    fig.lines.append(_Line("Road pair (MML)", bold=True, size=17))
+    colour = sample.metadata.colour
+    fig.lines.append(
+        _Line(f"the {colour or '(colour ' + _NOT_RECORDED + ')'} marker's junction", _GREY)
+    )
+    by_road: dict[str, list[LabelBox]] = {}
+    for label in truth.labels:
+        by_road.setdefault(label.road, []).append(label)
+    for i, road in enumerate((truth.road_1, truth.road_2)):
+        rgb = ROAD_COLOURS[i]
+        fig.lines.append(_Line(f"road {i + 1}: {road}", swatch=rgb, bold=True, gap=4))
+        boxes = by_road.get(road, [])
+        if not truth.labels:
+            fig.lines.append(_Line(f"label: {_NOT_RECORDED}", colour=_GREY, size=12))
+        elif not boxes:
+            fig.lines.append(
+                _Line("label: none recorded for this road", colour=(190, 0, 0), size=12)
+            )
+        for label in boxes:
+            x0, y0, x1, y1 = label.box
+            fig.lines.append(
+                _Line(
+                    f"label (way {label.osm_id}) at {x0:.0f},{y0:.0f}–{x1:.0f},{y1:.0f}",
+                    colour=_GREY,
+                    size=12,
+                )
+            )
+            _box(fig, label, rgb, road)
+    others = [lb for lb in truth.labels if lb.road not in (truth.road_1, truth.road_2)]
+    for label in others:
+        fig.lines.append(
+            _Line(
+                f"label of another road: “{label.road}” (way {label.osm_id})", (190, 0, 0), size=12
+            )
+        )
+        _box(fig, label, _GREY, label.road)
+    fig.lines.append(
+        _Line(
+            f"junction node: {truth.junction if truth.junction is not None else _NOT_RECORDED}",
+            colour=_GREY,
+            gap=6,
+        )
+    )
+    markers, note = _markers(sample)
+    _place_markers(markers, view, fig, note)
+
+
+def _draw_number(sample: Sample, truth: NumberTruth, view: View | None, fig: _Figure) -> None:
+    fig.lines.append(
+        _Line("Length (RLE)" if sample.task == "rle" else "Number", bold=True, size=17)
+    )
+    metres = _metres(truth)
+    if metres is not None:
+        feet = truth.value if truth.unit == "ft" else truth.equivalents.get("ft", metres / 0.3048)
+        fig.lines.append(
+            _Line(
+                f"truth: {metres:.2f} m = {feet:.2f} ft (asked in {truth.unit})",
+                bold=True,
+                size=15,
+            )
+        )
+    else:
+        fig.lines.append(
+            _Line(f"truth: {truth.value:g} {truth.unit or ''}".rstrip(), bold=True, size=15)
+        )
+    markers, note = _markers(sample)
+    lat = _meta(sample, "center_lat")
+    if lat is None and markers:
+        lat = markers[0].lat
+    zoom = sample.metadata.zoom
+    if zoom is not None and lat is not None:
+        mpp = metres_per_pixel(zoom) * math.cos(math.radians(float(lat)))
+        fig.lines.append(
+            _Line(f"scale at zoom {zoom}, latitude {float(lat):.4f}: {mpp:.3f} m per pixel", gap=6)
+        )
+        if metres is not None:
+            fig.lines.append(_Line(f"the truth on the image: {metres / mpp:.0f} px of path"))
+        fig.panel_art.append(functools.partial(_scale_bar, mpp=mpp))
+    else:
+        fig.lines.append(_Line(f"scale: {_NOT_RECORDED} (zoom or latitude)", _GREY, gap=6))
+    placed = _place_markers(markers, view, fig, note)
+    if len(markers) == 2:
+        a, b = markers
+        straight = _km_to_m(distance_km(a.lat, a.lon, b.lat, b.lon))
+        text = f"straight line between the markers: {_fmt_m(straight)}"
+        if len(placed) == 2:
+            text += f" ({math.dist(*placed):.0f} px)"
+        fig.lines.append(_Line(text))
+        if metres is not None and straight > 0:
+            fig.lines.append(
+                _Line(f"path / straight line: {metres / straight:.2f}", _GREY, size=12)
+            )
+
+
+_METRES_PER_UNIT = {"m": 1.0, "km": 1000.0, "ft": 0.3048, "mi": 1609.344}
+
+
+def _metres(truth: NumberTruth) -> float | None:
+    """The truth in metres, from its value or an equivalent; None for a number that is no
+    length."""
+    for unit, value in ((truth.unit, truth.value), *truth.equivalents.items()):
+        if unit in _METRES_PER_UNIT:
+            return value * _METRES_PER_UNIT[unit]
+    return None
+
+
+def _scale_bar(d: ImageDraw.ImageDraw, x: int, y: int, *, mpp: float) -> int:
+    """A bar of a round length drawn at the map's scale, so it can be laid against the path."""
+    steps = (1, 2, 5, 10, 20, 25, 50, 100, 200, 250, 500, 1000, 2000, 5000)
+    metres = max((s for s in steps if s / mpp <= PANEL_PX - 60), default=steps[0])
+    px = metres / mpp
+    y0 = y + 8
+    d.line((x, y0 + 10, x + px, y0 + 10), fill=(*_INK, 255), width=3)
+    for tick in (x, x + px / 2, x + px):
+        d.line((tick, y0 + 4, tick, y0 + 16), fill=(*_INK, 255), width=2)
+    d.text(
+        (x, y0 + 20),
+        f"{metres} m at the map's scale ({px:.0f} px)",
+        font=_font(12),
+        fill=(*_INK, 255),
+    )
+    return 44
+
+
+def _draw_other(sample: Sample, fig: _Figure) -> None:
+    truth = sample.ground_truth
+    fig.lines.append(_Line(f"Truth ({truth.kind})", bold=True, size=17))
+    body = truth.model_dump(mode="json", exclude={"kind"})
+    text = json.dumps(body, ensure_ascii=False, indent=None)
+    if len(text) > 1500:
+        text = text[:1500] + " …"
+    fig.lines.append(_Line(text, size=13))
+
+
+# ---------------------------------------------------------------- the whole
+
+
+def draw_sample(sample: Sample, image: Image.Image | Path | str) -> Image.Image:
+    """The audit image of ``sample`` on its map ``image`` (a PIL image or a file).
+
+    The result is RGB: a header strip ``HEADER_PX`` high, the map unscaled at
+    (0, ``HEADER_PX``) with the truth drawn over it, and a ``PANEL_PX`` wide panel to its
+    right (taller than the map where its text needs it).  ``image`` is not changed.
+    Raises ``DatasetError`` when the image file is missing or unreadable."""
+    base = _open(image)
+    view = _view(sample, base.size)
+    fig = _Figure()
+    truth = sample.ground_truth
+    if isinstance(truth, RouteTruth):
+        _draw_route(sample, truth, view, fig)
+    elif isinstance(truth, RoadPairTruth):
+        _draw_road_pair(sample, truth, view, fig)
+    elif isinstance(truth, NumberTruth) and sample.task == "rle":
+        _draw_number(sample, truth, view, fig)
+    else:
+        _draw_other(sample, fig)
+
+    overlay = Image.new("RGBA", base.size, (0, 0, 0, 0))
+    d = ImageDraw.Draw(overlay)
+    for stroke in fig.strokes:
+        stroke(d)
+    marks = Image.new("RGBA", base.size, (0, 0, 0, 0))
+    dm = ImageDraw.Draw(marks)
+    for label in fig.labels:
+        label(dm)
+    drawn = Image.alpha_composite(Image.alpha_composite(base, overlay), marks).convert("RGB")
+
+    lines = [*fig.lines, *_footer(sample)]
+    scratch = ImageDraw.Draw(Image.new("RGB", (1, 1)))
+    laid = _lay_out(lines, scratch)
+    panel_h = sum(h for *_, h in laid) + 24 + 50 * len(fig.panel_art)
+    height = max(base.height, panel_h)
+    canvas = Image.new("RGB", (base.width + PANEL_PX, HEADER_PX + height), _PANEL_BG)
+    canvas.paste(drawn, (0, HEADER_PX))
+    draw = ImageDraw.Draw(canvas)
+    _header(draw, sample, canvas.width)
+    x0 = base.width
+    draw.line((x0, HEADER_PX, x0, canvas.height), fill=(200, 200, 200), width=1)
+    y = HEADER_PX + 12
+    for line, wrapped, _h in laid:
+        y += line.gap
+        font = _font(line.size, line.bold)
+        tx = x0 + 14
+        if line.swatch is not None:
+            draw.rectangle((tx, y + 3, tx + 12, y + 3 + line.size - 2), fill=line.swatch)
+            tx += 18
+        for text in wrapped:
+            draw.text((tx, y), text, font=font, fill=line.colour)
+            y += line.size + 4
+    for art in fig.panel_art:
+        y += art(draw, x0 + 14, y + 4) + 6
+    return canvas
+
+
+def _lay_out(lines: list[_Line], d: ImageDraw.ImageDraw) -> list[tuple[_Line, list[str], int]]:
+    laid = []
+    for line in lines:
+        width = PANEL_PX - 28 - (18 if line.swatch is not None else 0)
+        wrapped = _wrap(line.text, _font(line.size, line.bold), width, d)
+        if line.text.startswith("question: ") and len(wrapped) > _QUESTION_LINES:
+            wrapped = [*wrapped[: _QUESTION_LINES - 1], wrapped[_QUESTION_LINES - 1] + " …"]
+        laid.append((line, wrapped, line.gap + len(wrapped) * (line.size + 4)))
+    return laid
+
+
+def _footer(sample: Sample) -> list[_Line]:
+    """The metadata and the question, for every kind."""
+    skip = {"center_lat", "center_lon", "markers", "blank_share"}
+    meta = {
+        k: v for k, v in sample.metadata.model_dump().items() if v is not None and k not in skip
+    }
+    lines = [
+        _Line(
+            "metadata: " + (" · ".join(f"{k} {v}" for k, v in meta.items()) or "none"),
+            colour=_GREY,
+            size=12,
+            gap=10,
+        )
+    ]
+    lines.append(_Line(f"question: {sample.prompt.text}", colour=_GREY, size=12, gap=6))
+    return lines
+
+
+def _header(d: ImageDraw.ImageDraw, sample: Sample, width: int) -> None:
+    d.rectangle((0, 0, width, HEADER_PX - 1), fill=_HEADER_BG)
+    zoom = sample.metadata.zoom
+    blank = _meta(sample, "blank_share")
+    parts = [
+        sample.id,
+        sample.task,
+        f"zoom {zoom}" if zoom is not None else f"zoom {_NOT_RECORDED}",
+        f"blank {float(blank):.0%}" if blank is not None else f"blank share {_NOT_RECORDED}",
+    ]
+    font = _font(15, bold=True)
+    d.text(
+        (10, HEADER_PX // 2), "   ·   ".join(parts), font=font, fill=(255, 255, 255), anchor="lm"
+    )
+    small = _font(13)
+    d.text(
+        (width - 10, HEADER_PX // 2), OSM_ATTRIBUTION, font=small, fill=(220, 220, 220), anchor="rm"
+    )
