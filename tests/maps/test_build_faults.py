@@ -96,3 +96,40 @@ def test_a_build_into_a_folder_being_written_is_refused(tiny_engine, tmp_path):
             build_dataset(tmp_path / "ds", engine=tiny_engine, per_task=1, progress=False)
     finally:
         holder.abandon()
+
+
+@pytest.fixture(scope="module")
+def small_engine(cluster, cache, carto_files, tmp_path_factory):
+    """A real extract about 500 m across, cut from Monaco: room for a few MML questions."""
+    from maps import MapEngine
+
+    if shutil.which("osmium") is None:
+        pytest.skip("osmium-tool is not installed (bash scripts/setup.sh test)")
+    small = tmp_path_factory.mktemp("small") / "small.osm.pbf"
+    subprocess.run(
+        ["osmium", "extract", "-s", "complete_ways", "-b", "7.4215,43.7320,7.4275,43.7362"]
+        + ["-o", str(small), str(extract_path("monaco.osm.pbf"))],
+        check=True,
+        capture_output=True,
+    )
+    return MapEngine(small, carto_files=carto_files, cache=cache, cluster=cluster)
+
+
+def test_a_shortfall_is_written_recorded_and_strict_refuses_it(small_engine, tmp_path):
+    report = build_dataset(
+        tmp_path / "ds", engine=small_engine, tasks=["mml"], per_task=30, progress=False
+    )
+    made = report.samples["mml"]
+    assert 0 < made < 30
+    ds = load_dataset(tmp_path / "ds")
+    assert ds.manifest.shortfall == {"mml": 30 - made} and len(ds) == made
+    with pytest.raises(BuildError, match="--strict and mml: .* of 30 maps"):
+        build_dataset(
+            tmp_path / "strict",
+            engine=small_engine,
+            tasks=["mml"],
+            per_task=30,
+            progress=False,
+            strict=True,
+        )
+    assert not (tmp_path / "strict").exists()
