@@ -54,7 +54,7 @@ from cartoqa.records import (
     RouteTruth,
     Sample,
 )
-from maps.page import PIN_BOX_PX, View, ViewError
+from maps.page import HEIGHT_PX, PIN_BOX_PX, WIDTH_PX, View, ViewError
 from maps.projection import metres_per_pixel
 
 __all__ = [
@@ -64,6 +64,7 @@ __all__ = [
     "PANEL_PX",
     "ROAD_COLOURS",
     "MarkerSpot",
+    "describe_sample",
     "draw_sample",
     "parse_markers",
 ]
@@ -418,7 +419,7 @@ def _route_markers(sample: Sample, truth: RouteTruth, view: View | None, fig: _F
             at = net.nodes.get(str(node))
             if at is not None:
                 markers.append(MarkerSpot(colour, *at))
-        note = "markers: not recorded; drawn at the network's origin and destination"
+        note = f"{note or 'markers: none listed'}; drawn at the network's origin and destination"
     _place_markers(markers, view, fig, note)
 
 
@@ -592,17 +593,7 @@ def draw_sample(sample: Sample, image: Image.Image | Path | str) -> Image.Image:
     right (taller than the map where its text needs it).  ``image`` is not changed.
     Raises ``DatasetError`` when the image file is missing or unreadable."""
     base = _open(image)
-    view = _view(sample, base.size)
-    fig = _Figure()
-    truth = sample.ground_truth
-    if isinstance(truth, RouteTruth):
-        _draw_route(sample, truth, view, fig)
-    elif isinstance(truth, RoadPairTruth):
-        _draw_road_pair(sample, truth, view, fig)
-    elif isinstance(truth, NumberTruth) and sample.task == "rle":
-        _draw_number(sample, truth, view, fig)
-    else:
-        _draw_other(sample, fig)
+    fig = _figure(sample, base.size)
 
     overlay = Image.new("RGBA", base.size, (0, 0, 0, 0))
     d = ImageDraw.Draw(overlay)
@@ -639,6 +630,27 @@ def draw_sample(sample: Sample, image: Image.Image | Path | str) -> Image.Image:
     for art in fig.panel_art:
         y += art(draw, x0 + 14, y + 4) + 6
     return canvas
+
+
+def describe_sample(sample: Sample, *, size: tuple[int, int] = (WIDTH_PX, HEIGHT_PX)) -> list[str]:
+    """The panel's text of ``sample``'s drawing, one entry a line (before wrapping), for a
+    map of ``size`` pixels: what the review tool can show as text beside the image."""
+    return [line.text for line in (*_figure(sample, size).lines, *_footer(sample))]
+
+
+def _figure(sample: Sample, size: tuple[int, int]) -> _Figure:
+    view = _view(sample, size)
+    fig = _Figure()
+    truth = sample.ground_truth
+    if isinstance(truth, RouteTruth):
+        _draw_route(sample, truth, view, fig)
+    elif isinstance(truth, RoadPairTruth):
+        _draw_road_pair(sample, truth, view, fig)
+    elif isinstance(truth, NumberTruth) and sample.task == "rle":
+        _draw_number(sample, truth, view, fig)
+    else:
+        _draw_other(sample, fig)
+    return fig
 
 
 def _lay_out(lines: list[_Line], d: ImageDraw.ImageDraw) -> list[tuple[_Line, list[str], int]]:

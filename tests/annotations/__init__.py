@@ -1,0 +1,1 @@
+"""Tests of the annotations package (the audit drawing)."""

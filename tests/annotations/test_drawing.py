@@ -1,0 +1,381 @@
+"""The audit drawing: the truth drawn where the sample says, the map left readable, the panel
+and header written, and what old data lacks said rather than guessed."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import pytest
+from PIL import Image
+
+from annotations import HEADER_PX, LEG_COLOURS, PANEL_PX, describe_sample, draw_sample
+from annotations.drawing import MARKER_RGB, ROAD_COLOURS, parse_markers
+from cartoqa.errors import DatasetError
+from cartoqa.geodesy import distance_km
+from cartoqa.records import (
+    ChoiceTruth,
+    LabelBox,
+    NumberTruth,
+    Prompt,
+    Provenance,
+    RoadEdge,
+    RoadNetwork,
+    RoadPairTruth,
+    RouteLeg,
+    RouteTruth,
+    Sample,
+)
+from maps.page import PIN_BOX_PX, View
+from maps.projection import metres_per_pixel, pixel_box, pixel_to_lat_lon
+
+W, H = 480, 320
+PAPER = (242, 239, 233)  # openstreetmap-carto's land colour
+CENTER, ZOOM = (43.7384, 7.4246), 18
+
+
+def _map() -> Image.Image:
+    """A plain 'map' with a grey road across it, so overlays have something under them."""
+    im = Image.new("RGB", (W, H), PAPER)
+    for y in range(150, 158):
+        for x in range(W):
+            im.putpixel((x, y), (200, 200, 200))
+    return im
+
+
+def _latlon(x: float, y: float) -> tuple[float, float]:
+    """The (lat, lon) that a W x H view at CENTER, ZOOM puts at image pixel (x, y)."""
+    x0, y0, _, _ = pixel_box(CENTER, ZOOM, W, H)
+    return pixel_to_lat_lon(round(x0) + x, round(y0) + y, ZOOM)
+
+
+def _sample(sid, task, truth, **meta) -> Sample:
+    return Sample(
+        id=sid,
+        task=task,
+        prompt=Prompt(text=f"the question of {sid}", images=[f"images/{sid}.png"]),
+        ground_truth=truth,
+        metadata={"zoom": ZOOM, **meta},
+        provenance=Provenance(generator="test"),
+    )
+
+
+def _markers_text(*spots: tuple[str, float, float]) -> str:
+    return ";".join(f"{c}@{_latlon(x, y)[0]:.9f},{_latlon(x, y)[1]:.9f}" for c, x, y in spots)
+
+
+def _near(a, b) -> float:
+    return math.dist(a[:3], b[:3])
+
+
+def _at(img: Image.Image, x: float, y: float):
+    """A pixel of the map part of the drawing, by its map coordinates."""
+    return img.getpixel((round(x), round(y) + HEADER_PX))
+
+
+# the route: blue at (60, 260), north to (60, 80), east to (400, 80), south to red (400, 250)
+NODES = {1: (60, 260), 2: (60, 170), 3: (60, 80), 4: (230, 80), 5: (400, 80), 6: (400, 250)}
+LEG_NODES = [[1, 2, 3], [3, 4, 5], [5, 6]]
+BOXES = [(80, 190, 150, 210), (200, 40, 300, 60), (415, 110, 445, 185)]
+
+
+def _route_sample(**meta) -> Sample:
+    legs = []
+    for i, nodes in enumerate(LEG_NODES):
+        pts = [NODES[n] for n in nodes]
+        px = sum(math.dist(a, b) for a, b in itertools.pairwise(pts))
+        legs.append(
+            RouteLeg(
+                action=("continue straight", "turn right", "turn right")[i],
+                road=("Rue A", "Rue B", "Rue C")[i],
+                nodes=nodes,
+                length_m=px * 0.43,
+                length_px=px,
+                points_px=[(float(x), float(y)) for x, y in pts],
+                label=LabelBox(road=("Rue A", "Rue B", "Rue C")[i], osm_id=100 + i, box=BOXES[i]),
+            )
+        )
+    nodes = {str(n): _latlon(*p) for n, p in NODES.items()}
+    edge = RoadEdge(u=1, v=2, length_m=40, heading_start=0, heading_end=0)
+    net = RoadNetwork(origin=1, destination=6, nodes=nodes, roads={"Rue A": [edge]}, junctions={})
+    steps = ["blue", "continue straight", "Rue A", "turn right", "Rue B"]
+    steps += ["turn right", "Rue C", "red"]
+    truth = RouteTruth(steps=steps, network=net, nodes=[1, 2, 3, 4, 5, 6], legs=legs)
+    return _sample("srn-0001", "srn", truth, **meta)
+
+
+VIEW_META = {
+    "center_lat": CENTER[0],
+    "center_lon": CENTER[1],
+    "blank_share": 0.25,
+    "markers": _markers_text(("blue", 60, 260), ("red", 400, 250)),
+}
+
+
+def _ring_has(img: Image.Image, x: float, y: float, rgb) -> bool:
+    """Whether the ring round a marker at (x, y) is drawn in (about) ``rgb``."""
+    left, top, right, bottom = PIN_BOX_PX
+    cx, cy = x + (left + right) / 2, y + (top + bottom) / 2
+    r = max(right - left, bottom - top) / 2 + 8
+    for a in range(0, 360, 15):
+        t = math.radians(a)
+        px = _at(img, cx + (r - 1) * math.cos(t), cy + (r - 1) * math.sin(t))
+        if _near(px, rgb) < 40:
+            return True
+    return False
+
+
+def _header_ok(img: Image.Image) -> None:
+    strip = [img.getpixel((x, y)) for x in range(0, img.width, 3) for y in range(2, HEADER_PX - 2)]
+    dark = sum(1 for p in strip if max(p) < 60)
+    light = sum(1 for p in strip if min(p) > 180)
+    assert dark > 0.7 * len(strip), "the header strip is not dark"
+    assert light > 50, "no text in the header strip"
+
+
+def _panel_ink(img: Image.Image, y0: int = HEADER_PX, y1: int | None = None) -> int:
+    y1 = y1 or img.height
+    return sum(
+        1
+        for x in range(img.width - PANEL_PX + 1, img.width, 2)
+        for y in range(y0, y1, 2)
+        if max(img.getpixel((x, y))) < 140
+    )
+
+
+def test_route_legs_boxes_nodes_markers_and_the_layout():
+    sample = _route_sample(**VIEW_META)
+    base = _map()
+    before = base.tobytes()
+    img = draw_sample(sample, base)
+    assert base.tobytes() == before, "draw_sample changed the image it was given"
+    assert img.mode == "RGB"
+    assert img.size == (W + PANEL_PX, HEADER_PX + max(H, img.height - HEADER_PX))
+    assert img.height >= HEADER_PX + H
+    legs = sample.ground_truth.legs
+    # each leg in its own colour along its shape (sampled away from its number badge)
+    for i, leg in enumerate(legs):
+        colour = LEG_COLOURS[i]
+        pts = leg.points_px
+        for (x0, y0), (x1, y1) in itertools.pairwise(pts):
+            for t in (0.4, 0.6, 0.8):
+                px = _at(img, x0 + t * (x1 - x0), y0 + t * (y1 - y0))
+                nearest = min([*LEG_COLOURS[:3], PAPER], key=lambda c: _near(px, c))
+                assert nearest == colour, (i, t, px)
+                assert _near(px, PAPER) > 60  # drawn, not left as the map
+    # semi-transparent: the grey road under leg 2 (y 150-157 crosses x=60) still shows
+    # through leg 1 differently from the paper under it
+    assert _at(img, 60, 153) != _at(img, 60, 120)
+    # each label box outlined in its leg's colour, its inside left as the map
+    for i, (x0, y0, x1, y1) in enumerate(BOXES):
+        assert _at(img, x0 - 1, (y0 + y1) / 2)[:3] == LEG_COLOURS[i]
+        assert _at(img, x1 + 1, (y0 + y1) / 2)[:3] == LEG_COLOURS[i]
+        assert _at(img, (x0 + x1) / 2, y1 + 1)[:3] == LEG_COLOURS[i]
+        inside = _at(img, (x0 + x1) / 2, (y0 + y1) / 2)
+        assert inside == base.getpixel((round((x0 + x1) / 2), round((y0 + y1) / 2)))
+    # the route's nodes dotted (white), placed from their lat/lon by the view
+    for n in (2, 4, 5):
+        assert min(_at(img, *NODES[n])) > 245, n
+    # both markers circled in their colours
+    assert _ring_has(img, 60, 260, MARKER_RGB["blue"])
+    assert _ring_has(img, 400, 250, MARKER_RGB["red"])
+    assert not _ring_has(img, 230, 250, MARKER_RGB["red"])  # and nowhere else
+    # the panel: a swatch per leg and text; the header
+    panel = {img.getpixel((x, y)) for x in range(W + 10, W + 40) for y in range(HEADER_PX, 200)}
+    for colour in LEG_COLOURS[:3]:
+        assert colour in panel
+    assert _panel_ink(img) > 300
+    _header_ok(img)
+
+
+def test_route_legend_says_each_leg_and_its_label():
+    text = describe_sample(_route_sample(**VIEW_META), size=(W, H))
+    legs = _route_sample().ground_truth.legs
+    assert f"1. continue straight · Rue A · {legs[0].length_m:.1f} m · 180 px" in text
+    assert f"2. turn right · Rue B · {legs[1].length_m:.0f} m · 340 px" in text
+    assert any(t.startswith("label “Rue B” (way 101) at 200,40–300,60") for t in text)
+    assert any(t.startswith("blue marker: ") and t.endswith("→ pixel 60, 260") for t in text)
+    assert any(t.startswith("red marker: ") and t.endswith("→ pixel 400, 250") for t in text)
+    assert "question: the question of srn-0001" in text
+
+
+def test_a_route_made_before_legs_were_kept_is_drawn_as_far_as_it_goes():
+    truth = RouteTruth(steps=["blue", "turn left", "Rue A", "turn right", "Rue B", "red"])
+    sample = _sample("srn-0009", "srn", truth)  # no legs, no centre, no markers, no blank share
+    base = _map()
+    img = draw_sample(sample, base)
+    # nothing can be placed: the map is untouched
+    assert img.crop((0, HEADER_PX, W, HEADER_PX + H)).tobytes() == base.tobytes()
+    _header_ok(img)
+    assert _panel_ink(img) > 100
+    text = describe_sample(sample, size=(W, H))
+    assert "legs: not recorded (steps only)" in text
+    assert "1. turn left · Rue A" in text and "2. turn right · Rue B" in text
+    assert "markers: not recorded" in text
+    assert any(t.startswith("network: not recorded") for t in text)
+
+
+def test_route_markers_fall_back_to_the_network_ends_when_only_the_centre_is_known():
+    meta = {k: v for k, v in VIEW_META.items() if k != "markers"}
+    img = draw_sample(_route_sample(**meta), _map())
+    assert _ring_has(img, 60, 260, MARKER_RGB["blue"])
+    assert _ring_has(img, 400, 250, MARKER_RGB["red"])
+    text = describe_sample(_route_sample(**meta), size=(W, H))
+    assert "markers: not recorded; drawn at the network's origin and destination" in text
+
+
+def test_road_pair_marker_and_both_label_boxes():
+    labels = [
+        LabelBox(road="Rue Grimaldi", osm_id=7, box=(250, 60, 380, 80)),
+        LabelBox(road="Rue Princesse Caroline", osm_id=8, box=(40, 200, 170, 222)),
+    ]
+    truth = RoadPairTruth(
+        road_1="Rue Grimaldi", road_2="Rue Princesse Caroline", junction=42, labels=labels
+    )
+    sample = _sample(
+        "mml-0001",
+        "mml",
+        truth,
+        colour="red",
+        center_lat=CENTER[0],
+        center_lon=CENTER[1],
+        blank_share=0.0,
+        markers=_markers_text(("red", 240, 200)),
+    )
+    img = draw_sample(sample, _map())
+    for rgb, lb in zip(ROAD_COLOURS, labels, strict=True):
+        x0, y0, x1, y1 = lb.box
+        assert _at(img, x0 - 1, (y0 + y1) / 2)[:3] == rgb
+        assert _at(img, x1 + 1, (y0 + y1) / 2)[:3] == rgb
+        # the name's tag above the box, filled in the road's colour
+        tag = [_at(img, x, y0 - 10) for x in range(round(x0), round(x0) + 60)]
+        assert sum(_near(p, rgb) < 30 for p in tag) > 20
+    assert _ring_has(img, 240, 200, MARKER_RGB["red"])
+    assert not _ring_has(img, 240, 200, MARKER_RGB["blue"])
+    _header_ok(img)
+    text = describe_sample(sample, size=(W, H))
+    assert "road 1: Rue Grimaldi" in text and "road 2: Rue Princesse Caroline" in text
+    assert "junction node: 42" in text
+    assert "label (way 8) at 40,200–170,222" in text
+
+
+def test_road_pair_from_before_labels_were_kept_says_so():
+    sample = _sample("mml-0002", "mml", RoadPairTruth(road_1="A", road_2="B"), colour="blue")
+    img = draw_sample(sample, _map())
+    assert img.crop((0, HEADER_PX, W, HEADER_PX + H)).tobytes() == _map().tobytes()
+    text = describe_sample(sample)
+    assert text.count("label: not recorded") == 2
+    assert "junction node: not recorded" in text
+    assert "markers: not recorded" in text
+
+
+def test_length_markers_scale_and_a_scale_bar_at_the_maps_scale():
+    truth = NumberTruth(value=114.72, unit="m", equivalents={"ft": 376.38})
+    sample = _sample(
+        "rle-0001-m",
+        "rle",
+        truth,
+        unit="m",
+        center_lat=CENTER[0],
+        center_lon=CENTER[1],
+        blank_share=0.5,
+        markers=_markers_text(("blue", 100, 250), ("blue", 380, 120)),
+    )
+    img = draw_sample(sample, _map())
+    assert _ring_has(img, 100, 250, MARKER_RGB["blue"])
+    assert _ring_has(img, 380, 120, MARKER_RGB["blue"])
+    mpp = metres_per_pixel(ZOOM) * math.cos(math.radians(CENTER[0]))
+    text = describe_sample(sample, size=(W, H))
+    assert "truth: 114.72 m = 376.38 ft (asked in m)" in text
+    assert f"scale at zoom {ZOOM}, latitude {CENTER[0]:.4f}: {mpp:.3f} m per pixel" in text
+    assert f"the truth on the image: {114.72 / mpp:.0f} px of path" in text
+    a, b = parse_markers(sample.metadata.markers)
+    straight = distance_km(a.lat, a.lon, b.lat, b.lon) * 1000
+    px = math.dist((100, 250), (380, 120))
+    assert f"straight line between the markers: {straight:.0f} m ({px:.0f} px)" in text
+    assert f"path / straight line: {114.72 / straight:.2f}" in text
+    # the panel's scale bar: the longest dark horizontal run in the panel is a round number
+    # of metres at the map's scale
+    best = 0
+    for y in range(HEADER_PX, img.height):
+        run = longest = 0
+        for x in range(W + 1, img.width):
+            run = run + 1 if max(img.getpixel((x, y))) < 60 else 0
+            longest = max(longest, run)
+        best = max(best, longest)
+    metres = best * mpp
+    assert any(abs(metres - m) <= 2 * mpp for m in (100, 150, 200)), (best, metres)
+
+
+def test_other_kinds_get_the_map_the_question_and_the_truth_in_the_panel():
+    truth = ChoiceTruth(answer="B", options={"A": "hospital", "B": "pharmacy"})
+    sample = _sample("mfs-0001", "mfs", truth)
+    base = _map()
+    img = draw_sample(sample, base)
+    assert img.crop((0, HEADER_PX, W, HEADER_PX + H)).tobytes() == base.tobytes()
+    assert _panel_ink(img) > 100
+    _header_ok(img)
+    text = describe_sample(sample)
+    assert text[0] == "Truth (choice)"
+    assert '"answer": "B"' in text[1] and '"pharmacy"' in text[1]
+    assert text[-1] == "question: the question of mfs-0001"
+
+
+def test_a_long_panel_makes_the_image_taller_not_cut():
+    legs = [
+        RouteLeg(
+            action="turn left",
+            road=f"A rather long street name number {i} of the old town",
+            nodes=[i, i + 1],
+            length_m=50,
+            length_px=100,
+            points_px=[(10.0 + i, 10.0), (10.0 + i, 100.0)],
+        )
+        for i in range(12)
+    ]
+    steps = ["blue", *[x for leg in legs for x in (leg.action, leg.road)], "red"]
+    sample = _sample("srn-0002", "srn", RouteTruth(steps=steps, legs=legs))
+    small = Image.new("RGB", (200, 120), PAPER)
+    img = draw_sample(sample, small)
+    assert img.height > HEADER_PX + 120
+    assert _panel_ink(img, y0=img.height - 120) > 0  # the question, at the bottom, is drawn
+    # the eleventh leg's colour wraps round the palette
+    assert LEG_COLOURS[10 % len(LEG_COLOURS)] == LEG_COLOURS[0]
+
+
+def test_image_from_a_file_and_clear_errors_for_a_missing_or_broken_one(tmp_path):
+    sample = _route_sample(**VIEW_META)
+    path = tmp_path / "map.png"
+    _map().save(path)
+    assert draw_sample(sample, path).tobytes() == draw_sample(sample, _map()).tobytes()
+    assert draw_sample(sample, str(path)).size == (W + PANEL_PX, draw_sample(sample, path).height)
+    with pytest.raises(DatasetError, match=r"nothere\.png does not exist"):
+        draw_sample(sample, tmp_path / "nothere.png")
+    broken = tmp_path / "broken.png"
+    broken.write_bytes(b"\x89PNG not really")
+    with pytest.raises(DatasetError, match=r"broken\.png cannot be read as an image"):
+        draw_sample(sample, broken)
+
+
+def test_markers_text_parses_and_bad_parts_are_named():
+    spots = parse_markers("blue@43.7392,7.4236;red@43.7372,7.4262")
+    assert [(s.colour, s.lat, s.lon) for s in spots] == [
+        ("blue", 43.7392, 7.4236),
+        ("red", 43.7372, 7.4262),
+    ]
+    for bad in ("blue43.7,7.4", "blue@43.7", "@43.7,7.4", "blue@x,7.4"):
+        with pytest.raises(ValueError, match="is not 'colour@lat,lon'"):
+            parse_markers(bad)
+    sample = _route_sample(**{**VIEW_META, "markers": "blue@nowhere"})
+    text = describe_sample(sample, size=(W, H))
+    assert (
+        "markers: unreadable (marker 'blue@nowhere' is not 'colour@lat,lon'); drawn at the "
+        "network's origin and destination"
+    ) in text
+
+
+def test_a_view_centre_places_points_as_the_builder_does():
+    # the drawing's pixel for a lat/lon is maps.page.View's, at the map's own size
+    lat, lon = _latlon(123.0, 45.0)
+    x, y = View(CENTER, ZOOM, width=W, height=H).pixel(lat, lon)
+    assert (round(x, 6), round(y, 6)) == (123.0, 45.0)
