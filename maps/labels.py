@@ -1,34 +1,47 @@
-"""Which road names a rendered view actually shows, known exactly from the renderer.
+"""Which road labels a rendered view actually shows, and which OSM feature each belongs to.
 
 The style drops labels that collide, and the view cuts labels at its edge
 and at metatile seams, so "the road is in the view" does not mean "its name
-can be read".  The method (``../shared/spec/label-visibility.md``):
+can be read".  And a name printed on the map does not mean the road's name:
+a sidewalk, a square or a bus platform with the same name carries its own
+label.  The method (``../shared/spec/label-visibility.md``):
 
 1. Render each metatile the view uses twice with a ``LabelCollisionDetector``:
    as the tiles were made, and with a copy of the style in which only the
-   road-name text changes colour: each name gets a colour from a hash of
-   the name (text and halo, full opacity).  Sizes, fonts, order and
-   placement stay the same; the two detectors' glyph boxes must be equal (as sets),
-   and that is checked every time.
-2. Give each glyph box the name whose colour has the most exactly matching
-   pixels inside it, and join the glyphs of a name that lie next to each
+   road-name text changes colour: each *feature* (the row's ``osm_id``: a way
+   of ``planet_osm_line``, a way or, negative, a multipolygon relation of
+   ``planet_osm_polygon``) gets a colour from a hash of its id and a salt
+   (text and halo, full opacity).  Sizes, fonts, order and placement stay the
+   same; the two detectors' glyph boxes must be equal (as sets), and that is
+   checked every time (``PLACEMENT_TRIES`` renders, then ``LabelError``).
+2. The features whose labels the metatile can hold (their bounding box meets
+   the metatile and its buffer) must have distinct colours under the salt;
+   when two share one, the metatile is coded again under the next salt.
+3. Give each glyph box the feature whose colour has the most exactly matching
+   pixels inside it, and join the glyphs of a feature that lie next to each
    other into label instances.
-3. A name is *visible* when one of its instances has at least as many glyphs
-   as the name has letters, all inside the metatile's own area (the part the
-   tiles show), inside the view, and clear of the markers drawn on top.  A
-   name with glyphs in the view but no whole instance is *partial*.
+4. A feature's label is *whole* when it has at least as many glyphs as the
+   name has letters, all inside the metatile's own area (the part the tiles
+   show); it counts for a view when it is also wholly inside the view and
+   clear of the markers drawn on top (``RoadLabels.ways``).  A feature with
+   glyphs in the view but no such label is *partial*.
+
+``RoadLabels.names`` gives the same per name, and is the weaker, older rule:
+a name counts as drawn when *any* feature carrying it has a whole, clear
+label in the view, whichever way, sidewalk or area that is.  Checks of a
+road's name must use ``ways`` and the road's own way ids.
 """
 
 from __future__ import annotations
 
 import hashlib
-import io
 import logging
 import re
 import threading
 import time
-from collections import Counter, defaultdict
-from dataclasses import dataclass
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -36,7 +49,7 @@ import numpy as np
 from cartoqa.errors import CartoqaError
 
 from .database import DatabaseError, lost_database
-from .projection import TILE_PX, pixel_box, tile_bounds_m
+from .projection import TILE_PX, metres_per_pixel, pixel_box, tile_bounds_m
 from .roads import normalise_road
 from .style import style_xml
 from .tiles import BUFFER_PX
@@ -45,7 +58,7 @@ if TYPE_CHECKING:
     from .page import View
     from .render import MapEngine
 
-__all__ = ["LabelError", "RoadLabels", "VisibleNames"]
+__all__ = ["LabelError", "RoadLabels", "VisibleNames", "VisibleWays", "way_ids"]
 
 log = logging.getLogger(__name__)
 
@@ -56,8 +69,20 @@ _NAME_LAYERS = (
     ("paths-text-name", "    name,\n", "    CASE\n      WHEN oneway"),
     ("roads-area-text-name", "    name", "\n  FROM planet_osm_polygon"),
 )
+#: every row those layers can draw, and more (a superset is safe: it only makes a shared colour,
+#: and so a re-salt, a little likelier)
+_FEATURES_SQL = """
+SELECT osm_id, name, false, ST_XMin(way), ST_YMin(way), ST_XMax(way), ST_YMax(way)
+  FROM planet_osm_line WHERE name IS NOT NULL AND highway IS NOT NULL
+UNION ALL
+SELECT osm_id, name, true, ST_XMin(way), ST_YMin(way), ST_XMax(way), ST_YMax(way)
+  FROM planet_osm_polygon
+  WHERE name IS NOT NULL AND (highway IS NOT NULL OR railway = 'platform')
+"""
 #: renders of a metatile (plain and colour-coded) before its placements are taken as unequal
 PLACEMENT_TRIES = 3
+#: salts tried in turn for a metatile whose features share a colour under the first ones
+SALTS = tuple(f"cq{i}" for i in range(8))
 #: a marker icon drawn by folium, relative to its anchor: (left, top, right, bottom) in px
 MARKER_BOX = (-17, -42, 17, 2)
 
@@ -66,9 +91,12 @@ class LabelError(CartoqaError):
     """The coded render could not be made, or it placed labels differently from the map."""
 
 
+Box = tuple[float, float, float, float]
+
+
 @dataclass(frozen=True)
 class VisibleNames:
-    """Road names as one view shows them."""
+    """Road names as one view shows them (the per-name rule: see ``RoadLabels.names``)."""
 
     visible: frozenset[str]
     """Names with a whole label in the view, not under a marker (normalised)."""
@@ -76,24 +104,55 @@ class VisibleNames:
     """Names with some glyphs in the view but no whole label: neither required nor wrong."""
 
 
-Box = tuple[float, float, float, float]
+@dataclass(frozen=True)
+class VisibleWays:
+    """The labelled features one view shows, by OSM id (see ``RoadLabels.ways``)."""
+
+    visible: dict[int, list[Box]] = field(default_factory=dict)
+    """osm id -> its labels that are whole, wholly inside the view and clear of the markers:
+    each the union of the label's glyph boxes, in image pixels (x0, y0, x1, y1), left to
+    right, then top to bottom."""
+    partial: frozenset[int] = frozenset()
+    """Ids with glyphs in the view but no label in ``visible`` (cut by the view's edge or a
+    metatile seam, or under a marker): neither required nor wrong."""
+    name_of: dict[int, str] = field(default_factory=dict)
+    """The label text (normalised as road names are) of every id in ``visible`` or
+    ``partial``."""
+
+    def label_of(self, ids: Iterable[int]) -> tuple[int, Box] | None:
+        """The first of ``ids`` (in their order) with a visible label, and that label's box
+        (the first in ``visible``'s order); None when none of them has one."""
+        for i in ids:
+            boxes = self.visible.get(i)
+            if boxes:
+                return i, boxes[0]
+        return None
+
+
+def way_ids(osmid: Any) -> list[int]:
+    """The OSM way ids of an osmnx edge's ``osmid`` attribute (an int, or a list of ints after
+    simplification merged ways), as ``VisibleWays`` keys them."""
+    if isinstance(osmid, (list, tuple, set, frozenset)):
+        return [int(i) for i in osmid]
+    return [int(osmid)]
 
 
 @dataclass(frozen=True)
 class _Glyph:
-    name: str
+    osm_id: int
     box: Box  # world pixels
+    inside: bool  # wholly inside its metatile's own area (the part its tiles show)
 
 
-def _colour(name: str, salt: str) -> tuple[int, int, int]:
-    h = hashlib.md5((salt + name).encode("utf-8")).hexdigest()
-    return int(h[0:2], 16), int(h[2:4], 16), int(h[4:6], 16)
+def _code(osm_id: int, salt: str) -> int:
+    """The colour (0xRRGGBB) of a feature under ``salt``, as the coded style's SQL makes it."""
+    return int(hashlib.md5(f"{salt}{osm_id}".encode()).hexdigest()[:6], 16)
 
 
 def _coded_xml(xml: str, salt: str) -> str:
     """The style with road-name text (streets, paths, pedestrian areas) coloured by a hash of
-    the name; nothing else changes."""
-    colour = f"'#' || substr(md5('{salt}' || coalesce(name, '')), 1, 6) AS cq_colour"
+    the feature's osm id; nothing else changes."""
+    colour = f"'#' || substr(md5('{salt}' || osm_id::text), 1, 6) AS cq_colour"
     for layer, anchor, follows in _NAME_LAYERS:
         start = xml.find(f'<Style filter-mode="first" name="{layer}">')
         if start < 0:
@@ -118,7 +177,7 @@ def _coded_xml(xml: str, salt: str) -> str:
 
 
 class RoadLabels:
-    """Road-name visibility for the views of one ``MapEngine`` (metatile results are cached)."""
+    """Road-label visibility for the views of one ``MapEngine`` (metatile results are cached)."""
 
     def __init__(self, engine: MapEngine) -> None:
         import psycopg
@@ -127,42 +186,36 @@ class RoadLabels:
         conn = engine.database.connection
         try:
             with psycopg.connect(conn.conninfo(), connect_timeout=10) as c:
-                raw = [
-                    r[0]
-                    for r in c.execute(
-                        "SELECT name FROM planet_osm_line WHERE name IS NOT NULL UNION "
-                        "SELECT name FROM planet_osm_polygon WHERE name IS NOT NULL"
-                    )
-                ]
+                rows = list(c.execute(_FEATURES_SQL))
         except psycopg.OperationalError as exc:
             lost = lost_database(conn, during="the road names were read for the label check")
             why = f"reading road names from {conn.conninfo()}: {exc}"
             raise lost or DatabaseError(why) from None
-        # a salt under which no two names share a colour
-        for attempt in range(20):
-            salt = f"cq{attempt}"
-            colours = {_colour(n, salt): n for n in raw}
-            if len(colours) == len(set(raw)):
-                break
-        else:  # pragma: no cover - 20 collisions in a row
-            raise LabelError("no colour code without collisions among the road names")
-        self.salt = salt
-        self._names = {c: normalise_road(n) or n for c, n in colours.items()}
+        self._ids = np.array([r[0] for r in rows], dtype=np.int64)
+        self._bbox = np.array([r[3:7] for r in rows], dtype=np.float64).reshape(-1, 4)
+        self._name: dict[int, str] = {}
+        for r in rows:
+            self._name.setdefault(int(r[0]), normalise_road(r[1]) or r[1])
+        #: features labelled at a point (areas): one detector box per label, not per glyph
+        self._areas = frozenset(int(r[0]) for r in rows if r[2])
         self._xml_plain = style_xml(engine.style, conn)
-        self._xml_coded = _coded_xml(self._xml_plain, salt)
         self._maps: dict[str, Any] = {}
         self._cache: dict[tuple[int, int, int], list[_Glyph]] = {}
         self._lock = threading.Lock()
         self.seconds = 0.0
         """Time spent rendering and reading metatiles for labels."""
+        self.resalted = 0
+        """Metatiles coded again under another salt because two of their features shared a
+        colour."""
 
     def _map(self, which: str) -> Any:
+        """The plain map, or (``which`` a salt) the map coded under that salt."""
         import mapnik
 
         if which not in self._maps:
             size = self.engine.tiles.metatile * TILE_PX
             m = mapnik.Map(size, size)
-            xml = self._xml_plain if which == "plain" else self._xml_coded
+            xml = self._xml_plain if which == "plain" else _coded_xml(self._xml_plain, which)
             mapnik.load_map_from_string(m, xml, True, str(self.engine.style.folder) + "/")
             m.buffer_size = BUFFER_PX
             self._maps[which] = m
@@ -193,11 +246,30 @@ class RoadLabels:
             ) from None
         return image, list(detector.boxes())
 
-    def _glyphs(self, z: int, mx: int, my: int) -> list[_Glyph]:
-        """The road-name glyphs the tiles of this metatile show (centre in its own area)."""
-        from PIL import Image
+    def _coding(self, z: int, mx: int, my: int, n: int) -> tuple[str, dict[int, int]]:
+        """A salt under which the features this metatile can draw have distinct colours, and
+        their colours (code -> osm id)."""
+        x0, y0, x1, y1 = tile_bounds_m(z, mx, my, n, n)
+        pad = 2 * BUFFER_PX * metres_per_pixel(z)  # Mapnik asks for the buffer; more is safe
+        b = self._bbox
+        near = (b[:, 0] <= x1 + pad) & (b[:, 2] >= x0 - pad)
+        near &= (b[:, 1] <= y1 + pad) & (b[:, 3] >= y0 - pad)
+        ids = sorted({int(i) for i in self._ids[near]})
+        for salt in SALTS:
+            codes = {_code(i, salt): i for i in ids}
+            if len(codes) == len(ids):
+                return salt, codes
+            self.resalted += 1
+            log.info("metatile %s/%s/%s: two features share a colour under %r", z, mx, my, salt)
+        raise LabelError(  # pragma: no cover - needs ~4000 features in one metatile
+            f"metatile {z}/{mx}/{my}: {len(ids)} labelled features, and under each of "
+            f"{len(SALTS)} salts two share a colour; its labels cannot be told apart"
+        )
 
+    def _glyphs(self, z: int, mx: int, my: int) -> list[_Glyph]:
+        """The road-label glyphs the tiles of this metatile show (centre in its own area)."""
         n = min(self.engine.tiles.metatile, 2**z)
+        salt, codes = self._coding(z, mx, my, n)
 
         def boxes(found: list[Any]) -> list[Box]:
             # sorted: the detector lists the same boxes in a varying order from one render to
@@ -209,7 +281,7 @@ class RoadLabels:
 
         for _ in range(PLACEMENT_TRIES):
             key = boxes(self._render("plain", z, mx, my, n)[1])
-            coded_image, coded = self._render("coded", z, mx, my, n)
+            coded_image, coded = self._render(salt, z, mx, my, n)
             if key == boxes(coded):
                 break
             log.warning("metatile %s/%s/%s: label placement differed; rendering again", z, mx, my)
@@ -218,35 +290,42 @@ class RoadLabels:
                 f"the colour-coded render placed labels differently in metatile {z}/{mx}/{my} "
                 f"{PLACEMENT_TRIES} times; road-name visibility cannot be known exactly there"
             )
-        pixels = np.asarray(Image.open(io.BytesIO(coded_image.to_string("png32"))).convert("RGB"))
         size = n * TILE_PX
-        glyphs: dict[str, list[tuple[float, float, float, float]]] = defaultdict(list)
+        rgba = np.frombuffer(coded_image.to_string(), dtype=np.uint8).reshape(size, size, 4)
+        # each opaque pixel as 0xRRGGBB, then as the index of the feature with that colour
+        # (-1 for none): only full-opacity pixels can be code colours
+        rgb = rgba[..., :3].astype(np.int32)
+        pixel = (rgb[..., 0] << 16) | (rgb[..., 1] << 8) | rgb[..., 2]
+        order = np.array(sorted(codes), dtype=np.int32)
+        owners = np.array([codes[c] for c in order], dtype=np.int64)
+        at = np.clip(np.searchsorted(order, pixel), 0, max(0, len(order) - 1))
+        found = (order[at] == pixel) & (rgba[..., 3] == 255) if len(order) else None
+        glyphs: list[_Glyph] = []
+        if found is None:
+            return glyphs
+        index = np.where(found, at, -1)
+        ox, oy = mx * TILE_PX, my * TILE_PX
         for x0, y0, x1, y1 in key:
-            # boxes may reach into the buffer around the image: count the pixels inside it
+            # a label across a seam is drawn by both metatiles (the buffer makes them place it
+            # alike); the tiles show each glyph from the metatile its centre falls in
+            if not (0 <= (x0 + x1) / 2 < size and 0 <= (y0 + y1) / 2 < size):
+                continue
             ix0, iy0 = max(0, int(x0)), max(0, int(y0))
             ix1, iy1 = min(size, int(np.ceil(x1))), min(size, int(np.ceil(y1)))
             if ix1 <= ix0 or iy1 <= iy0:
                 continue
-            patch = pixels[iy0:iy1, ix0:ix1].reshape(-1, 3)
-            votes = Counter(self._names[t] for t in map(tuple, patch.tolist()) if t in self._names)
-            if votes:
-                name, count = votes.most_common(1)[0]
-                if count >= 1:  # antialiased glyphs keep only a few exact pixels
-                    glyphs[name].append((x0, y0, x1, y1))
-        ox, oy = mx * TILE_PX, my * TILE_PX
-        return [
-            _Glyph(name, (b[0] + ox, b[1] + oy, b[2] + ox, b[3] + oy))
-            for name, boxes in glyphs.items()
-            for b in boxes
-            # a label across a seam is drawn by both metatiles (the buffer makes them place it
-            # alike); the tiles show each glyph from the metatile its centre falls in
-            if 0 <= (b[0] + b[2]) / 2 < size and 0 <= (b[1] + b[3]) / 2 < size
-        ]
+            votes = index[iy0:iy1, ix0:ix1]
+            votes = votes[votes >= 0]
+            if votes.size:  # antialiased glyphs keep only a few exact pixels: one is enough
+                owner = int(owners[int(np.bincount(votes).argmax())])
+                inside = x0 >= 0 and y0 >= 0 and x1 <= size and y1 <= size
+                glyphs.append(_Glyph(owner, (x0 + ox, y0 + oy, x1 + ox, y1 + oy), inside))
+        return glyphs
 
-    def names(
-        self, view: View, markers_px: list[tuple[float, float]] | None = None
-    ) -> VisibleNames:
-        """The road names ``view`` shows whole, and those it shows only in part."""
+    def ways(self, view: View, markers_px: list[tuple[float, float]] | None = None) -> VisibleWays:
+        """The labelled features (by OSM id) that ``view`` shows whole, and those it shows
+        only in part.  ``markers_px``: the anchors, in image pixels, of the markers drawn on
+        top (each hides ``MARKER_BOX`` around its anchor)."""
         tiles = self.engine.tiles
         x0, y0, x1, y1 = pixel_box(view.center, view.zoom, view.width, view.height)
         x0, y0 = round(x0), round(y0)  # Leaflet rounds the map's pixel origin
@@ -265,7 +344,7 @@ class RoadLabels:
             )
             for mx, my in (markers_px or [])
         ]
-        shown: dict[str, list[Box]] = defaultdict(list)
+        shown: dict[int, list[_Glyph]] = defaultdict(list)
         for key in sorted(metatiles):
             with self._lock:
                 if key not in self._cache:
@@ -274,30 +353,64 @@ class RoadLabels:
                     self.seconds += time.perf_counter() - t0
                 glyphs = self._cache[key]
             for g in glyphs:
-                shown[g.name].append(g.box)
-        visible: set[str] = set()
-        seen: set[str] = set()
-        for name, boxes in shown.items():
-            letters = len(re.sub(r"\s", "", name))
-            for label in _neighbours(boxes):
+                shown[g.osm_id].append(g)
+        visible: dict[int, list[Box]] = {}
+        seen: set[int] = set()
+        for osm_id, glyphs in shown.items():
+            letters = len(re.sub(r"\s", "", self._name[osm_id]))
+            for group in _neighbours(glyphs):
+                label = [g.box for g in group]
+                if osm_id in self._areas:
+                    # a point label is one box: whole when no metatile seam cuts it (whether
+                    # the next metatile draws the rest cannot be counted as glyphs can)
+                    whole = all(g.inside for g in group)
+                else:
+                    whole = len(label) >= letters
                 in_view = [
                     b for b in label if b[0] >= x0 and b[1] >= y0 and b[2] <= x1 and b[3] <= y1
                 ]
                 if not in_view:
                     continue
-                seen.add(name)
+                seen.add(osm_id)
                 clear = not any(_overlap(b, c) for b in label for c in covers)
-                if len(label) >= letters and len(in_view) == len(label) and clear:
-                    visible.add(name)
-        return VisibleNames(frozenset(visible), frozenset(seen - visible))
+                if whole and len(in_view) == len(label) and clear:
+                    box = (
+                        min(b[0] for b in label) - x0,
+                        min(b[1] for b in label) - y0,
+                        max(b[2] for b in label) - x0,
+                        max(b[3] for b in label) - y0,
+                    )
+                    visible.setdefault(osm_id, []).append(box)
+        for found in visible.values():
+            found.sort(key=lambda b: (b[0], b[1]))
+        return VisibleWays(
+            visible=visible,
+            partial=frozenset(seen - set(visible)),
+            name_of={i: self._name[i] for i in sorted(seen)},
+        )
+
+    def names(
+        self, view: View, markers_px: list[tuple[float, float]] | None = None
+    ) -> VisibleNames:
+        """The road names ``view`` shows whole, and those it shows only in part.
+
+        The older, weaker rule: a name is visible when *any* feature that carries it (the
+        road, or a sidewalk, square or platform of the same name) has a label in
+        ``ways(view, markers_px).visible``.  To know that a road's own name is drawn, look
+        its way ids up in ``ways`` instead."""
+        found = self.ways(view, markers_px)
+        visible = {found.name_of[i] for i in found.visible}
+        partial = {found.name_of[i] for i in found.partial} - visible
+        return VisibleNames(frozenset(visible), frozenset(partial))
 
 
 def _overlap(a: tuple[float, ...], b: tuple[float, ...]) -> bool:
     return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
 
 
-def _neighbours(boxes: list[tuple[float, float, float, float]]) -> list[list[tuple[float, ...]]]:
-    """Glyph boxes joined into label instances: boxes closer than about a glyph apart."""
+def _neighbours(glyphs: list[_Glyph]) -> list[list[_Glyph]]:
+    """Glyphs joined into label instances: boxes closer than about a glyph apart."""
+    boxes = [g.box for g in glyphs]
     parent = list(range(len(boxes)))
 
     def find(i: int) -> int:
@@ -312,7 +425,7 @@ def _neighbours(boxes: list[tuple[float, float, float, float]]) -> list[list[tup
             gap = max(b[0] - a[2], a[0] - b[2], b[1] - a[3], a[1] - b[3])
             if gap < 8:  # glyphs of one label touch or nearly; repeats are 100s of px apart
                 parent[find(i)] = find(j)
-    groups: dict[int, list[tuple[float, ...]]] = defaultdict(list)
-    for i, b in enumerate(boxes):
-        groups[find(i)].append(b)
+    groups: dict[int, list[_Glyph]] = defaultdict(list)
+    for i, g in enumerate(glyphs):
+        groups[find(i)].append(g)
     return list(groups.values())

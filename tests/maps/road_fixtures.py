@@ -80,3 +80,72 @@ def write_osm_grid(path, nx: int, ny: int, *, step: float = 2.0, names: bool = T
         lines.append("  </way>")
     lines.append("</osm>")
     path.write_text("\n".join(lines) + "\n")
+
+
+#: way ids of ``write_osm_same_name_sidewalk``'s features
+GRAND_AVENUE_ROAD = 2001
+GRAND_AVENUE_SIDEWALK = 2002
+GRAND_AVENUE_SQUARE = 2003
+GRAND_AVENUE_PLAZA = 2004  # a multipolygon relation: osm2pgsql stores it as -2004
+
+
+def write_osm_same_name_sidewalk(path, *, lane_ids: tuple[int, int] = (2011, 2012)) -> None:
+    """An OSM XML extract of the audit's Portland case: a residential road "Grand Avenue" from
+    (0, 0) to (12, 0), a footway (a sidewalk) of the same name 25 m north of it along its
+    whole length, a pedestrian square "Grand Avenue" (a closed way, area=yes) south of it at
+    x 5.6-6.4, y -0.45 to -0.25, and a pedestrian multipolygon relation "Grand Avenue Plaza"
+    (x 2-3, y -0.45 to -0.15).  Two residential lanes "North Lane" (y 0.6) and "South Lane"
+    (y -0.6), from x 2 to 10, take the ids ``lane_ids``; cross streets "West Street" (x 1) and
+    "East Street" (x 11) join everything into one road graph."""
+    lines = ['<?xml version="1.0" encoding="UTF-8"?>', '<osm version="0.6" generator="cartoqa">']
+    nodes: list[tuple[float, float]] = []
+
+    def node(x: float, y: float) -> int:
+        nodes.append((x, y))
+        return len(nodes)
+
+    def way(wid: int, refs: list[int], tags: dict[str, str]) -> None:
+        lines.append(f'  <way id="{wid}" version="1">')
+        lines.extend(f'    <nd ref="{r}"/>' for r in refs)
+        lines.extend(f'    <tag k="{k}" v="{v}"/>' for k, v in tags.items())
+        lines.append("  </way>")
+
+    xs = [1, *range(2, 11), 11]
+    road = [node(0, 0), *(node(x, 0) for x in xs), node(12, 0)]
+    north = [node(x, 0.6) for x in xs]
+    south = [node(x, -0.6) for x in xs]
+    sidewalk = [node(x / 2, 0.25) for x in range(0, 25)]
+    square = [node(5.6, -0.45), node(6.4, -0.45), node(6.4, -0.25), node(5.6, -0.25)]
+    plaza = [node(2, -0.45), node(3, -0.45), node(3, -0.15), node(2, -0.15)]
+    for n, (x, y) in enumerate(nodes, start=1):
+        lat, lon = ll(x, y)
+        lines.append(f'  <node id="{n}" version="1" lat="{lat:.7f}" lon="{lon:.7f}"/>')
+    residential = {"highway": "residential"}
+    way(GRAND_AVENUE_ROAD, road, {**residential, "name": "Grand Avenue"})
+    way(
+        GRAND_AVENUE_SIDEWALK,
+        sidewalk,
+        {"highway": "footway", "footway": "sidewalk", "name": "Grand Avenue"},
+    )
+    way(
+        GRAND_AVENUE_SQUARE,
+        [*square, square[0]],
+        {"highway": "pedestrian", "area": "yes", "name": "Grand Avenue"},
+    )
+    way(2005, [*plaza, plaza[0]], {})  # the plaza's outer ring, untagged
+    way(lane_ids[0], north, {**residential, "name": "North Lane"})
+    way(lane_ids[1], south, {**residential, "name": "South Lane"})
+    for k, i in ((2021, 0), (2022, len(xs) - 1)):
+        name = "West Street" if i == 0 else "East Street"
+        way(k, [north[i], road[1 + i], south[i]], {**residential, "name": name})
+    lines.append(f'  <relation id="{GRAND_AVENUE_PLAZA}" version="1">')
+    lines.append('    <member type="way" ref="2005" role="outer"/>')
+    for key, value in (
+        ("type", "multipolygon"),
+        ("highway", "pedestrian"),
+        ("name", "Grand Avenue Plaza"),
+    ):
+        lines.append(f'    <tag k="{key}" v="{value}"/>')
+    lines.append("  </relation>")
+    lines.append("</osm>")
+    path.write_text("\n".join(lines) + "\n")

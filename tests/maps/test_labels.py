@@ -9,7 +9,7 @@ by the image's edge.
 import pytest
 
 from maps import View
-from maps.labels import RoadLabels, _coded_xml
+from maps.labels import SALTS, RoadLabels, _coded_xml
 from maps.style import style_xml
 
 
@@ -40,20 +40,13 @@ def test_a_marker_over_a_label_hides_it(monaco):
     view = View.make(engine.extract.center, 19, id="centre-z19")
     before = labels.names(view)
     assert "Jetée Lucciana" in before.visible
-    # put a marker on each glyph run of the label: find it through the glyph cache
-    from maps.projection import pixel_box
-
-    x0, y0, *_ = pixel_box(view.center, view.zoom, view.width, view.height)
-    x0, y0 = round(x0), round(y0)
-    centres = [
-        ((g.box[0] + g.box[2]) / 2 - x0, (g.box[1] + g.box[3]) / 2 - y0)
-        for gl in labels._cache.values()
-        for g in gl
-        if g.name == "Jetée Lucciana"
+    ways = labels.ways(view)
+    shown = [
+        b for i, boxes in ways.visible.items() if ways.name_of[i] == "Jetée Lucciana" for b in boxes
     ]
-    shown = [(x, y) for x, y in centres if 0 <= x < view.width and 0 <= y < view.height]
-    # a marker on each glyph shown: no whole label is left uncovered
-    after = labels.names(view, markers_px=[(x, y + 20) for x, y in shown])
+    assert shown
+    # a marker on each whole label (its icon reaches 42 px above its anchor): none is left
+    after = labels.names(view, markers_px=[((b[0] + b[2]) / 2, b[3] + 20) for b in shown])
     assert "Jetée Lucciana" not in after.visible
 
 
@@ -82,4 +75,4 @@ def test_plain_and_coded_renders_place_the_same_boxes_render_after_render(monaco
     first = placed("plain")
     assert len(first) > 1000
     for _ in range(6):
-        assert placed("plain") == first and placed("coded") == first
+        assert placed("plain") == first and placed(SALTS[0]) == first
