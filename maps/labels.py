@@ -58,7 +58,7 @@ if TYPE_CHECKING:
     from .page import View
     from .render import MapEngine
 
-__all__ = ["LabelError", "RoadLabels", "VisibleNames", "VisibleWays", "way_ids"]
+__all__ = ["Box", "LabelError", "RoadLabels", "VisibleNames", "VisibleWays", "way_ids"]
 
 log = logging.getLogger(__name__)
 
@@ -106,7 +106,11 @@ class VisibleNames:
 
 @dataclass(frozen=True)
 class VisibleWays:
-    """The labelled features one view shows, by OSM id (see ``RoadLabels.ways``)."""
+    """The labelled features one view shows, by OSM id (see ``RoadLabels.ways``).
+
+    Ids are osm2pgsql's ``osm_id``: the way id for streets, paths and closed ways (the same ids
+    as osmnx's edge ``osmid`` in the road graph of the same extract), and the negated relation
+    id for multipolygon areas."""
 
     visible: dict[int, list[Box]] = field(default_factory=dict)
     """osm id -> its labels that are whole, wholly inside the view and clear of the markers:
