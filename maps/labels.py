@@ -398,13 +398,14 @@ class RoadLabels:
     ) -> VisibleNames:
         """The road names ``view`` shows whole, and those it shows only in part.
 
-        The older, weaker rule: a name is visible when *any* feature that carries it (the
-        road, or a sidewalk, square or platform of the same name) has a label in
-        ``ways(view, markers_px).visible``.  To know that a road's own name is drawn, look
-        its way ids up in ``ways`` instead."""
+        The older, weaker rule: a name is visible when *any* line feature that carries it (the
+        road, or a sidewalk or path of the same name) has a label in
+        ``ways(view, markers_px).visible``.  Labels of areas (squares, platforms) count as
+        partial here, as they always did (their one box was never enough glyphs).  To know
+        that a road's own name is drawn, look its way ids up in ``ways`` instead."""
         found = self.ways(view, markers_px)
-        visible = {found.name_of[i] for i in found.visible}
-        partial = {found.name_of[i] for i in found.partial} - visible
+        visible = {found.name_of[i] for i in found.visible if i not in self._areas}
+        partial = {found.name_of[i] for i in set(found.partial) | set(found.visible)} - visible
         return VisibleNames(frozenset(visible), frozenset(partial))
 
 

@@ -98,9 +98,12 @@ def test_squares_and_relations_carry_their_own_ids(grand):
     (box,) = square.visible[GRAND_AVENUE_SQUARE]  # a point label: one box
     assert in_image(box) and box[1] > max(b[3] for b in square.visible[GRAND_AVENUE_ROAD])
     # osm2pgsql stores a multipolygon relation under its negated id
-    plaza = labels.ways(View.make(ll(4, 0), 17, id="grand-plaza"))
+    view = View.make(ll(4, 0), 17, id="grand-plaza")
+    plaza = labels.ways(view)
     assert plaza.name_of[-GRAND_AVENUE_PLAZA] == "Grand Avenue Plaza"
     assert -GRAND_AVENUE_PLAZA in plaza.visible
+    # the per-name rule never counted an area's label (one box, fewer than its letters)
+    assert "Grand Avenue Plaza" in labels.names(view).partial
     assert not graph_way_ids(roads.graph) & {GRAND_AVENUE_SQUARE, -GRAND_AVENUE_PLAZA}
 
 
