@@ -107,7 +107,7 @@ class Extract:
     """True when the file's header gives a bounding box (then ``bounds`` is that box)."""
     coverage_file: Path | None = None
     """Where the coverage grid is cached (made on first use); None: not cached."""
-    _coverage: CoverageGrid | None = field(default=None, compare=False, repr=False)
+    _coverage: CoverageGrid | None = field(default=None, init=False, compare=False, repr=False)
 
     def coverage(self) -> CoverageGrid:
         """The occupancy grid of the data (``maps.coverage``): made once, then cached."""
@@ -221,6 +221,7 @@ def load_extract(path: str | Path | None = None, *, cache: Path | None = None) -
     if not scan.nodes:
         raise ExtractError(f"{src} holds no nodes; it is empty or not OSM data")
     bounds = scan.box if scan.box is not None else scan.extent
+    header = scan.box is not None  # the file's header: a repaired copy's may differ
     base = src
     if scan.needs_repair:
         base = _repair(src, folder, scan)
@@ -252,7 +253,7 @@ def load_extract(path: str | Path | None = None, *, cache: Path | None = None) -
                 "clean_version": _CLEAN_VERSION,
                 "path": str(out),
                 "bounds": bounds,
-                "has_header_box": scan.box is not None,
+                "has_header_box": header,
                 "report": asdict(report),
             },
             indent=1,
@@ -266,7 +267,7 @@ def load_extract(path: str | Path | None = None, *, cache: Path | None = None) -
         out,
         bounds,
         report,
-        has_header_box=scan.box is not None,
+        has_header_box=header,
         coverage_file=coverage_file,
     )
 

@@ -24,9 +24,13 @@ from .road_fixtures import ll
 GRID_NAMES = {"Row 0", "Row 1", "Row 2", "Column 0", "Column 1", "Column 2", "Column 3"}
 
 
+JOSM_BOUNDS = (*ll(-1, -1), *ll(8, 6))
+
+
 def josm_file(path: Path) -> None:
     """A 4 x 3 grid as JOSM saves new objects: every id negative, no versions; a bus route
-    relation over two of its streets; and a stub street whose last node is not in the file."""
+    relation over two of its streets; a stub street whose last node is not in the file; and
+    the <bounds> of the area JOSM downloaded."""
     nodes, ways = osm_grid_xml(4, 3, id_sign=-1, version=None)
     lat, lon = ll(6.0, 5.0)
     nodes.append(f'  <node id="-50" lat="{lat:.7f}" lon="{lon:.7f}"/>')
@@ -34,7 +38,7 @@ def josm_file(path: Path) -> None:
         '  <way id="-60"><nd ref="-12"/><nd ref="-50"/><nd ref="-999"/>'
         '<tag k="highway" v="service"/></way>'
     )
-    write_osm(path, [*nodes, *ways, stub, osm_relation_xml(-1, [-1000, -1003])])
+    write_osm(path, [*nodes, *ways, stub, osm_relation_xml(-1, [-1000, -1003])], bounds=JOSM_BOUNDS)
 
 
 def unordered_file(path: Path) -> None:
@@ -141,6 +145,8 @@ def test_refused_extract_is_repaired_imported_and_graphed(case, cluster, cache, 
     if case == "josm":  # renumbered from 1, and the clipped stub was trimmed after it
         assert e.report.ways_with_missing_nodes == 1 and e.report.trimmed == 1
         assert set(graph) <= set(range(1, 14))
+        # the header box is the file's (osmium's copies need not keep it)
+        assert e.has_header_box and e.bounds == pytest.approx(JOSM_BOUNDS, abs=1e-6)
     if case == "duplicate":  # the highest version of node 6 is the one kept
         lat, lon = ll(2.0, 2.3)
         assert any(
