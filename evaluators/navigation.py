@@ -7,21 +7,46 @@ length, same steps), step accuracy (aSA: the longest matching prefix after
 "blue", over the true steps after "blue") and connectivity (the answer is a
 drivable path from the blue to the red marker on the map's roads, whatever
 its length: each road exists, consecutive roads meet, one-ways are
-respected, and each action matches the geometry where it is taken).
+respected, and each action matches the geometry where it is taken).  An
+answer that leaves out the leading "blue" is read as if it had written it:
+"blue" is where every route starts, so it says nothing about the route,
+and the three metrics score the steps after it alike.  "red" is not
+implied: it is the answer's claim that the route arrives.
 
-``mode="original"`` reproduces the published CartoMapQA scorer's
-behaviour, defects included (comma splitting; lists compared by zipping, so
-a strict prefix of the truth counts as exact), for comparing numbers with
-the paper; the default is the correct one.
+``mode="original"`` follows the published CartoMapQA scorer's arithmetic
+(``evaluate_srn.py``, ``eval.py``, ``Parse/parse_response_srn.py``),
+defects included, for comparing numbers with the paper (the facts are in
+``shared/spec/cartomapqa-release.md``):
+
+- parsing: ``*``, "Answer:", every ``[`` and ``]`` and "<|eot|>" removed
+  from the whole reply, the rest split on commas and each item stripped of
+  spaces (quotes and backticks stay); then ``published_normalisation``
+  ("continue straight" between two mentions of one road removed together
+  with the repeated road), applied to the truth too;
+- SR^2 and aSA: the answer zipped with the truth up to the first
+  difference, exact strings; exact when no difference is found (a strict
+  prefix of the truth, or the truth with steps after it, is exact); aSA
+  (k - 1) / (len(truth) - 1), not clamped (-1 / (len(truth) - 1) when the
+  first item is not "blue");
+- connectivity: ``published_connected`` on the road dictionary and
+  junction table (``published_tables`` makes them from a ``RoadNetwork``),
+  true whenever the answer is exact.
+
+Where the published code raises (an IndexError on ``[blue, red]``, a
+KeyError on a road the junction table lacks, an IndexError from the
+normalisation on some runs of "continue straight"), the answer is scored
+instead, as not connected (or, when the parser would raise, as the empty
+reply), and ``RouteScore.crash`` names what the published code raises.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import re
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -39,15 +64,27 @@ from .numeric import (
 
 __all__ = [
     "MAX_ROUTE_STEPS",
+    "PUBLISHED_ACTION_WORDS",
+    "PublishedCheck",
     "RouteScore",
+    "canonical_step",
     "grouped",
     "mml_correct",
     "parse_road_pair",
     "parse_route",
+    "published_bearing",
+    "published_connected",
+    "published_directions",
+    "published_normalisation",
+    "published_parse",
+    "published_step_scores",
+    "published_tables",
+    "published_turn",
     "r_squared",
     "rle_metrics",
     "route_connected",
     "score_route",
+    "step_scores",
 ]
 
 Mode = Literal["cartoqa", "original"]
@@ -74,7 +111,13 @@ def _clean(token: str) -> str:
 
 def parse_route(text: str, *, mode: Mode = "cartoqa") -> list[str]:
     """The steps of a route answer: ["blue", action, road, ..., "red"] (actions spelled as in
-    ``TURN_ACTIONS`` whatever their case)."""
+    ``TURN_ACTIONS`` whatever their case).  ``mode="original"``: the items the published parser
+    makes (see the module docstring; AnswerParseError where it would raise)."""
+    if mode == "original":
+        steps, crash = published_parse(text)
+        if steps is None:
+            raise AnswerParseError(f"the published parser raises on this answer: {crash}")
+        return steps
     body = check_answer_length(text).replace("**", "").replace("`", "")
     brackets = re.findall(r"\[([^\[\]]*)\]", body)
     if not brackets:
@@ -82,8 +125,6 @@ def parse_route(text: str, *, mode: Mode = "cartoqa") -> list[str]:
     content = brackets[-1]
     if content.count(",") >= MAX_ROUTE_STEPS:
         raise AnswerParseError(f"a route of more than {MAX_ROUTE_STEPS:,} steps")
-    if mode == "original":  # split the last bracket on commas, as the published scorer did
-        return [_clean(t) for t in content.split(",")]
     value = None
     if content.count("{") <= MAX_JSON_DEPTH:  # more could nest too deep for json to read
         try:  # a JSON list of strings: names with commas are quoted, nothing to guess
@@ -91,15 +132,16 @@ def parse_route(text: str, *, mode: Mode = "cartoqa") -> list[str]:
         except ValueError:  # not JSON (or an integer of thousands of digits)
             value = None
     if isinstance(value, list) and all(isinstance(v, str) for v in value):
-        return [_canon(v) for v in value]
+        return [canonical_step(v) for v in value]
     # a bare list: split on the action phrases, so "Boulevard Albert 1er, Monaco" stays one road
     parts = _ACTION_RE.split(content)
     if len(parts) > MAX_ROUTE_STEPS // 2:
         raise AnswerParseError(f"a route of more than {MAX_ROUTE_STEPS:,} steps")
     actions = [_ACTION_CANON[m.group(0).lower()] for m in _ACTION_RE.finditer(content)]
     if not actions:  # a list, but not a route: the checks will say what is wrong with it
-        return [_canon(t) for t in content.split(",")]
-    steps = [_clean(parts[0])]
+        return [canonical_step(t) for t in content.split(",")]
+    head = _clean(parts[0])
+    steps = [head] if head else []  # nothing before the first action: the list left out "blue"
     for action, road in zip(actions, parts[1:], strict=True):
         steps += [action, _clean(road)]
     last = steps[-1]
@@ -110,7 +152,7 @@ def parse_route(text: str, *, mode: Mode = "cartoqa") -> list[str]:
     return steps
 
 
-def _canon(step: str) -> str:
+def canonical_step(step: str) -> str:
     """Actions, blue and red in their canonical spelling; road names as written."""
     s = _clean(step)
     low = s.lower()
@@ -124,44 +166,298 @@ class RouteScore:
     """One SRN answer scored."""
 
     exact: bool
-    """SR^2: the same steps, same length."""
+    """SR^2: the same steps, same length ("original" mode: no difference up to the shorter)."""
     step_accuracy: float
-    """aSA: longest matching prefix after "blue" / true steps after "blue"."""
+    """aSA: longest matching prefix after "blue" / true steps after "blue" ("original" mode:
+    (k - 1) / (len(truth) - 1), so -1 / (len(truth) - 1) when the answer does not start with
+    "blue")."""
     connected: bool | None
     """A drivable path from blue to red on the map's roads; None when not scorable."""
     why: str | None = None
     """Why connectivity failed, or why the answer was unreadable."""
+    crash: str | None = None
+    """"original" mode: what the published scorer raises on this answer (it is scored here
+    instead: see the module docstring); None when it runs through."""
 
 
-def _norm_steps(steps: Sequence[str]) -> list[str]:
-    return [normalise_name(s) for s in steps]
+def step_scores(steps: Sequence[str], truth: Sequence[str]) -> tuple[bool, float]:
+    """SR^2 and aSA of parsed ``steps`` against the ``truth`` steps, names compared after
+    ``normalise_name``.  A leading "blue" is optional: the steps after it (or all of them, when
+    the answer does not begin with "blue") are compared with the true steps after "blue"."""
+    pred = [normalise_name(s) for s in steps]
+    true = [normalise_name(s) for s in truth]
+    rest = pred[1:] if pred[:1] == ["blue"] else pred
+    k = 0
+    for a, b in zip(rest, true[1:], strict=False):
+        if a != b:
+            break
+        k += 1
+    return rest == true[1:], k / max(1, len(true) - 1)
 
 
 def score_route(truth: RouteTruth, answer: str | None, *, mode: Mode = "cartoqa") -> RouteScore:
     """SR^2, aSA and connectivity of one answer."""
+    if mode == "original":
+        return _score_published(truth, answer)
     if answer is None:
         return RouteScore(False, 0.0, False if truth.network else None, "no response")
     try:
-        steps = parse_route(answer, mode=mode)
+        steps = parse_route(answer)
     except AnswerParseError as exc:
         return RouteScore(False, 0.0, False if truth.network else None, f"unreadable: {exc}")
-    pred, true = _norm_steps(steps), _norm_steps(truth.steps)
-    if mode == "original":
-        pairs = list(zip(pred, true, strict=False))
-        exact = all(a == b for a, b in pairs)
-        k = sum(1 for a, b in pairs[1:] if a == b)
-    else:
-        exact = pred == true
-        k = 0
-        for a, b in zip(pred[1:], true[1:], strict=False):
-            if a != b:
-                break
-            k += 1
-    accuracy = k / max(1, len(true) - 1)
+    exact, accuracy = step_scores(steps, truth.steps)
     if truth.network is None:
         return RouteScore(exact, accuracy, None)
+    if steps[:1] != ["blue"]:  # read as if it began with "blue", as for SR^2 and aSA
+        steps = ["blue", *steps]
     ok, why = route_connected(steps, truth.network)
     return RouteScore(exact, accuracy, ok, why)
+
+
+# ------------------------------------------------------------------ SRN, as published
+
+#: the words that make an item of an answer an action for the published connectivity check
+#: (substrings, case-sensitive: "Wright Street" is read as an action)
+PUBLISHED_ACTION_WORDS = ("left", "right", "straight", "u-turn")
+_STRAIGHT = "continue straight"
+
+
+def published_parse(text: str) -> tuple[list[str] | None, str | None]:
+    """(The items the published parser makes of a reply, None), or (None, what it raises).
+    AnswerParseError when the reply is over cartoqa's limits (``MAX_ANSWER_CHARS``,
+    ``MAX_ROUTE_STEPS``)."""
+    body = check_answer_length(text).strip()
+    for gone in ("**Answer:**", "*", "Answer:", "[", "]", "<|eot|>"):
+        body = body.replace(gone, "")
+    if body.count(",") >= MAX_ROUTE_STEPS:
+        raise AnswerParseError(f"a route of more than {MAX_ROUTE_STEPS:,} steps")
+    steps = published_normalisation([item.strip() for item in body.split(",")])
+    if steps is None:
+        return None, "IndexError (pop index out of range) in its continue-straight normalisation"
+    return steps, None
+
+
+def published_normalisation(steps: Sequence[str]) -> list[str] | None:
+    """``steps`` with each "continue straight" that stands between two equal items removed
+    together with the item after it, as the published code removes them: every such pair is
+    marked first, then the marked positions are popped from the highest down, so a position
+    marked twice (inside a run of "continue straight") pops the item that has moved into it.
+    None where that pop runs past the end (the published code raises IndexError there).
+    Linear time: the first item still present after a position is found through a table of
+    forward links that each lookup shortens."""
+    n = len(steps)
+    marks: list[int] = []
+    for i in range(1, n - 1):
+        if steps[i] == _STRAIGHT and steps[i + 1] == steps[i - 1]:
+            marks += (i, i + 1)
+    if not marks:
+        return list(steps)
+    gone = [False] * n
+    onward = list(range(n + 1))  # onward[j]: towards the first position >= j still present
+
+    def present_from(j: int) -> int:
+        root = j
+        while onward[root] != root:
+            root = onward[root]
+        while onward[j] != root:
+            onward[j], j = root, onward[j]
+        return root
+
+    for i in sorted(marks, reverse=True):
+        # positions below i are all present, so the item at i is the first one present from i
+        j = present_from(i)
+        if j >= n:
+            return None
+        gone[j] = True
+        onward[j] = j + 1
+    return [s for s, g in zip(steps, gone, strict=True) if not g]
+
+
+def published_step_scores(truth: Sequence[str], answer: Sequence[str]) -> tuple[bool, float]:
+    """SR^2 and aSA as published: the items compared in pairs (exact strings) up to the first
+    difference or the end of the shorter list; exact when none differs; aSA (k - 1) /
+    (len(truth) - 1) with k the items matched, not clamped."""
+    k = 0
+    for t, a in zip(truth, answer, strict=False):
+        if t != a:
+            break
+        k += 1
+    exact = k == min(len(truth), len(answer))
+    return exact, (k - 1) / max(1, len(truth) - 1)
+
+
+def published_bearing(lat1: float, lon1: float, lat2: float, lon2: float) -> float:
+    """The initial great-circle bearing, degrees clockwise from north in [0, 360), computed as
+    the published scorer does (each longitude turned to radians before the difference)."""
+    p1, p2 = math.radians(lat1), math.radians(lat2)
+    d = math.radians(lon2) - math.radians(lon1)
+    x = math.sin(d) * math.cos(p2)
+    y = math.cos(p1) * math.sin(p2) - math.sin(p1) * math.cos(p2) * math.cos(d)
+    return (math.degrees(math.atan2(x, y)) + 360) % 360
+
+
+def published_turn(old: float, new: float) -> str:
+    """The action for a change of bearing, with the published thresholds: the clockwise change
+    under 40 or over 320 degrees is straight on, under 140 right, over 220 left, else a U-turn."""
+    diff = (new - old + 360) % 360
+    if diff < 40 or diff > 320:
+        return _STRAIGHT
+    if diff < 140:
+        return "turn right"
+    if diff > 220:
+        return "turn left"
+    return "make a U-turn and continue straight"
+
+
+def published_directions(points: Sequence[Sequence[Any]], roads: Sequence[str]) -> list[str]:
+    """[blue, action, road, ..., red] for the straight lines between ``points`` ([node, lat,
+    lon]: origin, the junctions, destination), one road per line, from bearing 0."""
+    out, heading = ["blue"], 0.0
+    for a, b, road in zip(points, points[1:], roads, strict=False):
+        bearing = published_bearing(float(a[1]), float(a[2]), float(b[1]), float(b[2]))
+        out += [published_turn(heading, bearing), road]
+        heading = bearing
+    return [*out, "red"]
+
+
+@dataclass(frozen=True)
+class PublishedCheck:
+    """The published connectivity check of one answer."""
+
+    connected: bool
+    why: str | None = None
+    """Why it failed."""
+    crash: str | None = None
+    """What the published code raises here (the answer is then not connected)."""
+
+
+def _holds(links: Any, point: Sequence[Any]) -> bool:
+    return any(str(point[0]) == str(n[0]) for link in links for n in links[link])
+
+
+def published_connected(
+    origin: Sequence[Any],
+    destination: Sequence[Any],
+    path: Sequence[str],
+    conj: Mapping[str, Mapping[str, Sequence[Any]]],
+    road_dict: Mapping[str, Mapping[str, Sequence[Any]]],
+) -> PublishedCheck:
+    """Connectivity of the items ``path`` as the published scorer checks it (not counting its
+    rule that an exact answer is connected).  ``origin`` and ``destination`` are ``[node, lat,
+    lon]``; ``road_dict`` road -> link -> nodes; ``conj`` road B -> road A -> the junctions
+    where A leads onto B (``conj[next][previous]``).
+
+    The path must start with "blue" and end with "red"; its items 2 and -2 must be roads of
+    the dictionary holding the origin's and the destination's node.  The roads are the items
+    that are not "blue" or "red" and contain none of ``PUBLISHED_ACTION_WORDS``; with at most
+    one of them the path passes.  Otherwise every one must be in the dictionary, consecutive
+    distinct ones in the junction table, and the path must agree, item by item up to the
+    shorter, with ``published_directions`` through the first junction node of each pair.
+    """
+    if not path:
+        return PublishedCheck(False, "an empty answer", "IndexError: the answer has no items")
+    if path[0] != "blue" or path[-1] != "red":
+        return PublishedCheck(False, "does not start with 'blue' and end with 'red'")
+    if len(path) < 3:
+        return PublishedCheck(False, "names no road", "IndexError: [blue, red] has no item 2")
+    first, last = path[2], path[-2]
+    for road in (first, last):
+        if road not in road_dict:
+            return PublishedCheck(
+                False, f"{road!r} (item {2 if road == first else -2}) is not in the road dictionary"
+            )
+    if not _holds(road_dict[first], origin):
+        return PublishedCheck(False, f"the blue marker is not on {first!r}")
+    if not _holds(road_dict[last], destination):
+        return PublishedCheck(False, f"the red marker is not on {last!r}")
+    streets = [
+        p
+        for p in path
+        if p not in ("blue", "red") and not any(w in p for w in PUBLISHED_ACTION_WORDS)
+    ]
+    if len(streets) <= 1:
+        return PublishedCheck(True)
+    for name in streets:
+        if name not in road_dict:
+            return PublishedCheck(False, f"no road named {name!r} in the road dictionary")
+    roads = [streets[0]]
+    for name in streets[1:]:
+        if name != roads[-1]:
+            roads.append(name)
+    junctions = []
+    for prev, nxt in itertools.pairwise(roads):
+        if nxt not in conj:
+            return PublishedCheck(
+                False,
+                f"{nxt!r} is not in the junction table",
+                f"KeyError: {nxt!r} is not a key of the junction table",
+            )
+        if prev not in conj[nxt]:
+            return PublishedCheck(False, f"{prev!r} does not lead onto {nxt!r}")
+        if not conj[nxt][prev]:
+            return PublishedCheck(
+                False,
+                f"{prev!r} and {nxt!r} meet at no node",
+                f"IndexError: the junction table lists no node for {nxt!r} <- {prev!r}",
+            )
+        junctions.append(conj[nxt][prev][0])
+    expected = published_directions([origin, *junctions, destination], roads)
+    for got, want in zip(path, expected, strict=False):
+        if got != want:
+            return PublishedCheck(False, f"{got!r} where the published geometry gives {want!r}")
+    return PublishedCheck(True)
+
+
+def published_tables(
+    net: RoadNetwork,
+) -> tuple[list[Any], list[Any], dict[str, dict[str, list[Any]]], dict[str, dict[str, list[Any]]]]:
+    """(origin, destination, junction table, road dictionary) of a ``RoadNetwork`` in the
+    release's form: nodes as [node, lat, lon]; the road dictionary road -> one link -> its
+    nodes; the junction table both ways round for each pair of roads that meet (a road that
+    meets none is not a key of it, as the published code then raises KeyError)."""
+
+    def point(n: int) -> list[Any]:
+        lat, lon = net.nodes.get(str(n), (math.nan, math.nan))
+        return [n, lat, lon]
+
+    road_dict = {
+        name: {"0": [[n] for n in sorted({e.u for e in edges} | {e.v for e in edges})]}
+        for name, edges in net.roads.items()
+    }
+    conj: dict[str, dict[str, list[Any]]] = {}
+    for pair, nodes in net.junctions.items():
+        # "A|B", the names sorted: the split that gives two of the map's roads
+        splits = [
+            (pair[:i], pair[i + 1 :])
+            for i, c in enumerate(pair)
+            if c == "|" and pair[:i] in net.roads and pair[i + 1 :] in net.roads
+        ]
+        for a, b in splits[:1]:
+            conj.setdefault(a, {})[b] = [point(n) for n in nodes]
+            conj.setdefault(b, {})[a] = [point(n) for n in nodes]
+    return point(net.origin), point(net.destination), conj, road_dict
+
+
+def _score_published(truth: RouteTruth, answer: str | None) -> RouteScore:
+    true = published_normalisation(truth.steps) or list(truth.steps)
+    worst = -1 / max(1, len(true) - 1)  # what the published aSA gives a reply not led by blue
+    net = truth.network
+    unscored = False if net else None
+    try:
+        steps, crash = published_parse("" if answer is None else answer)
+    except AnswerParseError as exc:  # over cartoqa's limits: read as a reply that is no route
+        return RouteScore(False, worst, unscored, f"unreadable: {exc}")
+    if steps is None:  # the published parser raises: scored as the empty reply
+        return RouteScore(False, worst, unscored, crash, crash)
+    exact, accuracy = published_step_scores(true, steps)
+    why = "no response" if answer is None else None
+    if net is None:
+        return RouteScore(exact, accuracy, None, why)
+    if exact:
+        return RouteScore(exact, accuracy, True, why)
+    origin, destination, conj, road_dict = published_tables(net)
+    check = published_connected(origin, destination, steps, conj, road_dict)
+    return RouteScore(exact, accuracy, check.connected, why or check.why, check.crash)
 
 
 def route_connected(steps: Sequence[str], net: RoadNetwork) -> tuple[bool, str | None]:
@@ -173,9 +469,14 @@ def route_connected(steps: Sequence[str], net: RoadNetwork) -> tuple[bool, str |
     destination; each action must be what ``turn_action`` gives for the
     heading change there, starting from heading 0 at the origin.
     """
-    if len(steps) < 4 or len(steps) % 2 or _canon(steps[0]) != "blue" or _canon(steps[-1]) != "red":
+    if (
+        len(steps) < 4
+        or len(steps) % 2
+        or canonical_step(steps[0]) != "blue"
+        or canonical_step(steps[-1]) != "red"
+    ):
         return False, "not of the form [blue, action, road, ..., red]"
-    pairs = [(_canon(steps[i]), steps[i + 1]) for i in range(1, len(steps) - 1, 2)]
+    pairs = [(canonical_step(steps[i]), steps[i + 1]) for i in range(1, len(steps) - 1, 2)]
     names = {normalise_name(n): n for n in net.roads}
     legs: list[tuple[str, str]] = []
     for action, road in pairs:

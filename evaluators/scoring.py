@@ -4,7 +4,8 @@
 values by group:
 
 - srn: SR^2, aSA and connectivity, overall, by zoom and by route length in
-  steps;
+  steps (mode "original": the published arithmetic, so aSA can be negative,
+  and ``crashed`` counts the answers the published scorer raises on);
 - rle: RMSE, MAE, MAPE and r^2 by difficulty x unit (and overall per unit);
 - mml: accuracy overall, by marker colour and by zoom;
 - any other task: exact match (``evaluators.answers``) overall.
@@ -39,12 +40,15 @@ def _srn(samples: Sequence[Sample], responses: Mapping[str, str | None], mode: M
 
     def reduce(items: list[Any]) -> dict[str, float]:
         conn = [sc.connected for _, sc in items if sc.connected is not None]
-        return {
+        out = {
             "n": len(items),
             "SR2": _mean([float(sc.exact) for _, sc in items]),
             "aSA": _mean([sc.step_accuracy for _, sc in items]),
             "connectivity": _mean([float(c) for c in conn]),
         }
+        if mode == "original":  # answers the published scorer raises on, scored all the same
+            out["crashed"] = sum(1 for _, sc in items if sc.crash is not None)
+        return out
 
     table = {"all": reduce(rows)}
     for label, key in (("zoom", "zoom"), ("steps", "steps")):

@@ -57,23 +57,72 @@ def release(tmp_path, answers):
 
 
 def test_both_modes_on_the_same_answers(tmp_path):
-    exact = f"[blue, {S}, North Street, {R}, East Road, red]"
-    prefix = f"[blue, {S}, North Street]"
-    detour = f"[blue, {R}, South Lane, {L}, Side Street, red]"
-    nonsense = "I cannot read this map."
+    exact = ["blue", S, "North Street", R, "East Road", "red"]
+    prefix = ["blue", S, "North Street"]
+    detour = ["blue", R, "South Lane", L, "Side Street", "red"]
+    nonsense = ["I cannot read this map."]
     f = release(tmp_path, [exact, prefix, detour, nonsense])
     table = score_release(f["responses"], f["road_dict"], f["road_conjunction"])
     all_ = table["all"]
     assert all_["n"] == 4
     assert all_["SR2"] == pytest.approx(1 / 4)  # only the exact answer
     assert all_["SR2 (original)"] == pytest.approx(2 / 4)  # the strict prefix passes the zip
+    # aSA, n = 6: the correct one 5/5, 2/5, 0, 0; the published (k - 1) / 5: 5/5, 2/5, 0, -1/5
+    assert all_["aSA"] == pytest.approx((1 + 2 / 5) / 4)
+    assert all_["aSA (original)"] == pytest.approx((1 + 2 / 5 + 0 - 1 / 5) / 4)
     # connectivity: exact (by success), prefix (by success, the zip), detour (a real path)
     assert all_["connectivity (original)"] == pytest.approx(3 / 4)
+    assert all_["crashed (original)"] == 0
     assert table["zoom=17"]["n"] == 2
 
 
+def test_the_stored_answer_is_read_as_the_list_it_is(tmp_path):
+    """Items with quotes, an apostrophe, and a road name the published parser split at its
+    comma: the correct scores clean each item and split the truth at the same commas."""
+    truth = "[blue, turn left, Rue d'Alger, turn right, Boulevard Albert 1er, Monaco, red]"
+    stored = ["blue", "turn left", "Rue d'Alger", "turn right", "Boulevard Albert 1er", "Monaco"]
+    quoted = [f'"{t}"' for t in [*stored, "red"]]  # what the parser keeps of a JSON reply
+    folders = {k: tmp_path / k for k in ("responses", "road_dict", "road_conjunction")}
+    for name, answer in (("a.json", [*stored, "red"]), ("b.json", quoted)):
+        for k, v in folders.items():
+            v.mkdir(exist_ok=True)
+            if k != "responses":
+                (v / name).write_text("{}")
+        record = {
+            "Answer": answer,
+            "route_directions": truth,
+            "origin": [1, 0.0, 0.0],
+            "destination": [2, 0.0, 0.001],
+            "zoom_level": 18,
+        }
+        (folders["responses"] / name).write_text(json.dumps(record))
+    got = score_release(*folders.values())["all"]
+    assert (got["SR2"], got["aSA"]) == (1.0, 1.0)  # both right
+    # published: the first exact (so connected), the second led by '"blue"': SR^2 0, aSA -1/6,
+    # not connected (n = 7)
+    assert got["SR2 (original)"] == pytest.approx(1 / 2)
+    assert got["aSA (original)"] == pytest.approx((1 - 1 / 6) / 2)
+    assert got["connectivity (original)"] == pytest.approx(1 / 2)
+
+
+def test_an_answer_written_as_text_is_parsed_first(tmp_path):
+    """Not the release's layout, but read: the published parser ("original"), parse_route
+    (the correct scores)."""
+    f = release(tmp_path, [f'["blue", "{S}", "North Street", "{R}", "East Road", "red"]'])
+    got = score_release(f["responses"], f["road_dict"], f["road_conjunction"])["all"]
+    assert (got["SR2"], got["aSA"]) == (1.0, 1.0)
+    assert (got["SR2 (original)"], got["connectivity (original)"]) == (0.0, 0.0)
+    assert got["aSA (original)"] == pytest.approx(-1 / 5)
+
+
+def test_an_answer_that_is_no_list_of_text_is_a_dataset_error(tmp_path):
+    f = release(tmp_path, [["blue", 3, "red"]])
+    with pytest.raises(DatasetError, match=r"000.json: 'Answer' holds 3, not text"):
+        score_release(f["responses"], f["road_dict"], f["road_conjunction"])
+
+
 def test_the_command_and_a_missing_file(tmp_path):
-    f = release(tmp_path, [f"[blue, {S}, North Street, {R}, East Road, red]"])
+    f = release(tmp_path, [["blue", S, "North Street", R, "East Road", "red"]])
     args = [
         "score-release",
         str(f["responses"]),
