@@ -31,7 +31,7 @@ __all__ = ["DRIVABLE", "RoadGraph", "RoadGraphError", "load_road_graph", "normal
 
 log = logging.getLogger(__name__)
 
-_VERSION = 2
+_VERSION = 3  # 3: built from the repaired copy of extracts osm2pgsql refuses (renumbered ids)
 #: highway values of drivable roads: osmnx's "drive" network, as an allowlist, so that odd
 #: tags (highway=trail in the Helsinki extract) stay out; service roads stay out as in osmnx
 DRIVABLE = frozenset(

@@ -100,10 +100,19 @@ def score(
             for task, table in r["scores"].items():
                 suffix = f" · mode {mode}" if mode != "cartoqa" else ""
                 console.print(_rich_table(f"{label} · {task}{suffix}", table))
+            crashed = r["scores"].get("srn", {}).get("all", {}).get("crashed")
+            if crashed:
+                console.print(_CRASH_NOTE.format(n=int(crashed)))
         for credit in ds.manifest.attribution:
             console.print(credit)
     if problems:
         raise typer.Exit(1)
+
+
+_CRASH_NOTE = (
+    "{n} SRN answer(s) would crash the published evaluate_srn.py; scored here as not "
+    "connected (counted in 'crashed')"
+)
 
 
 def _settings_text(settings: dict) -> str:
@@ -182,3 +191,8 @@ def score_release(
         typer.echo(json.dumps(table, indent=1))
         return
     Console().print(_rich_table(f"SRN, {responses} (original CartoMapQA layout)", table))
+    crashed = table.get("all", {}).get("crashed (original)")
+    if crashed:
+        Console().print(
+            _CRASH_NOTE.format(n=int(crashed)).replace("'crashed'", "'crashed (original)'")
+        )

@@ -228,7 +228,7 @@ def _build(
             labels,
             engine.extract.bounds,
             _task_seed(seed, task),
-            covered_share=getattr(engine.extract, "covered_share", None),
+            covered_share=engine.extract.covered_share,
             repeat_places=repeat_places,
         )
         rejected: Counter[str] = Counter()

@@ -263,11 +263,6 @@ class NavigationSampler:
         the given OSM ways (the road's ways on the route or at the junction): a sidewalk or a
         square of the same name does not count."""
         markers_px = view_pixels(view.center, view.zoom, [(m.lat, m.lon) for m in view.markers])
-        if not hasattr(self.labels, "ways"):  # TEMPORARY while maps.labels gains ways()
-            names = self.labels.names(view, markers_px)
-            if not set(ways_of) <= names.visible:
-                raise Reject("road_name_not_drawn")
-            return {}
         shown = self.labels.ways(view, markers_px)
         found: dict[str, LabelBox] = {}
         for road, ways in sorted(ways_of.items()):

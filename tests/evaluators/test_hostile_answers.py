@@ -189,7 +189,7 @@ _RATES = {
     "country accuracy",
 }
 _ERRORS = {"rmse", "mae", "mape", "r2"}
-_COUNTS = {"n", "unanswered", "tasks"}
+_COUNTS = {"n", "unanswered", "tasks", "crashed"}
 
 
 def _assert_in_range(scores: dict) -> None:
@@ -199,6 +199,9 @@ def _assert_in_range(scores: dict) -> None:
                 where = f"{task} {group} {name} = {value!r}"
                 if name in _COUNTS:
                     assert isinstance(value, int) and value >= 0, where
+                elif name == "aSA" and task == "srn" and "crashed" in metrics:
+                    # mode original: the published aSA, -1 / (n - 1) for a reply not led by blue
+                    assert math.isnan(value) or -1.0 <= value <= 1.0, where
                 elif name in _RATES:
                     assert math.isnan(value) or 0.0 <= value <= 1.0, where
                 elif name in _ERRORS:
