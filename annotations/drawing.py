@@ -158,6 +158,8 @@ class _Figure:
     """Opaque marks drawn last (numbers, tags), above the semi-transparent strokes."""
     panel_art: list[Callable[[ImageDraw.ImageDraw, int, int], int]] = field(default_factory=list)
     """Drawings in the panel after the lines: (draw, x, y) -> height used."""
+    taken: list[tuple[float, float, float, float]] = field(default_factory=list)
+    """Boxes on the map a tag should not cover (marker rings, tags already placed)."""
 
 
 @functools.lru_cache(maxsize=16)
@@ -247,7 +249,7 @@ def _fmt_m(m: float) -> str:
 # ---------------------------------------------------------------- marks on the map
 
 
-def _circle_marker(fig: _Figure, colour: str, x: float, y: float, tag: str = "") -> None:
+def _circle_marker(fig: _Figure, colour: str, x: float, y: float) -> None:
     """A ring round the marker's pin (it stands above the point it marks) and a cross on the
     point itself."""
     rgb = MARKER_RGB.get(colour, _INK)
@@ -262,21 +264,50 @@ def _circle_marker(fig: _Figure, colour: str, x: float, y: float, tag: str = "")
     def cross(d: ImageDraw.ImageDraw) -> None:
         d.line((x - 6, y, x + 6, y), fill=(*_INK, 255), width=1)
         d.line((x, y - 6, x, y + 6), fill=(*_INK, 255), width=1)
-        if tag:
-            _tag(d, tag, cx + r + 3, cy - 8, rgb)
 
+    fig.taken.append((cx - r - 2, cy - r - 2, cx + r + 2, cy + r + 2))
     fig.strokes.append(ring)
     fig.labels.append(cross)
 
 
-def _tag(d: ImageDraw.ImageDraw, text: str, x: float, y: float, rgb) -> tuple[float, ...]:
-    """A small filled tag with white text, its top left at (x, y); returns its box."""
+_TAG_H = 17
+
+
+def _tag(
+    d: ImageDraw.ImageDraw,
+    text: str,
+    beside: tuple[float, float, float, float],
+    rgb,
+    taken: list[tuple[float, float, float, float]],
+) -> None:
+    """A small filled tag with white text next to the box ``beside``: above it, else below,
+    left or right, the first place inside the map that covers no box in ``taken`` (above
+    where none is free); the tag's box is added to ``taken``."""
     font = _font(12, bold=True)
-    w = d.textlength(text, font=font)
-    box = (x, y, x + w + 8, y + 17)
-    d.rounded_rectangle(box, radius=4, fill=(*rgb, 235))
+    w = d.textlength(text, font=font) + 8
+    width, height = d.im.size
+    x0, y0, x1, y1 = beside
+    spots = [
+        (x0, y0 - _TAG_H - 3),
+        (x0, y1 + 3),
+        (x0 - w - 3, y0),
+        (x1 + 3, y0),
+        (x1 - w, y0 - _TAG_H - 3),
+        (x1 - w, y1 + 3),
+    ]
+
+    def fits(x: float, y: float) -> bool:
+        inside = x >= 0 and x + w <= width and y >= 0 and y + _TAG_H <= height
+        return inside and not any(
+            x < b[2] and b[0] < x + w and y < b[3] and b[1] < y + _TAG_H for b in taken
+        )
+
+    x, y = next((p for p in spots if fits(*p)), spots[0])
+    x = max(0.0, min(x, width - w))  # kept inside the map: a tag cut by its edge says nothing
+    y = max(0.0, min(y, height - _TAG_H))
+    d.rounded_rectangle((x, y, x + w, y + _TAG_H), radius=4, fill=(*rgb, 235))
     d.text((x + 4, y + 2), text, font=font, fill=(255, 255, 255, 255))
-    return box
+    taken.append((x, y, x + w, y + _TAG_H))
 
 
 def _badge(d: ImageDraw.ImageDraw, text: str, x: float, y: float, rgb) -> None:
@@ -302,15 +333,14 @@ def _polyline_px(points: Sequence[tuple[float, float]]) -> float:
 
 
 def _box(fig: _Figure, label: LabelBox, rgb, tag: str) -> None:
-    """A label box outlined in ``rgb`` with a tag above it (below it at the image's top)."""
+    """A label box outlined in ``rgb`` with a tag beside it (above it where there is room)."""
     x0, y0, x1, y1 = label.box
 
     def outline(d: ImageDraw.ImageDraw) -> None:
         d.rectangle((x0 - 1, y0 - 1, x1 + 1, y1 + 1), outline=(*rgb, 255), width=_BOX_PX)
 
     def name(d: ImageDraw.ImageDraw) -> None:
-        ty = y0 - 20 if y0 >= 20 else y1 + 3
-        _tag(d, tag, x0, ty, rgb)
+        _tag(d, tag, (x0 - 1, y0 - 1, x1 + 1, y1 + 1), rgb, fig.taken)
 
     fig.strokes.append(outline)
     fig.labels.append(name)

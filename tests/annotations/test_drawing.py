@@ -379,3 +379,32 @@ def test_a_view_centre_places_points_as_the_builder_does():
     lat, lon = _latlon(123.0, 45.0)
     x, y = View(CENTER, ZOOM, width=W, height=H).pixel(lat, lon)
     assert (round(x, 6), round(y, 6)) == (123.0, 45.0)
+
+
+def test_name_tags_stay_inside_the_map_and_clear_of_the_marker():
+    at_edge = LabelBox(road="Rue Grimaldi", osm_id=7, box=(W - 60, 60, W - 5, 80))
+    under_marker = LabelBox(road="Rue Princesse Caroline", osm_id=8, box=(200, 216, 330, 236))
+    truth = RoadPairTruth(
+        road_1="Rue Grimaldi", road_2="Rue Princesse Caroline", labels=[at_edge, under_marker]
+    )
+    sample = _sample(
+        "mml-0003",
+        "mml",
+        truth,
+        colour="blue",
+        center_lat=CENTER[0],
+        center_lon=CENTER[1],
+        markers=_markers_text(("blue", 240, 200)),
+    )
+    img = draw_sample(sample, _map())
+
+    def tag_pixels(rgb, xs, y):
+        return sum(_near(_at(img, x, y), rgb) < 30 for x in xs)
+
+    # no room above or below inside the map's right edge: the tag goes to the box's left
+    assert tag_pixels(ROAD_COLOURS[0], range(W - 140, W - 70), 68) > 15
+    assert tag_pixels(ROAD_COLOURS[0], range(W - 60, W), 50) == 0
+    # above the box would cover the marker's ring: the tag goes below the box
+    assert tag_pixels(ROAD_COLOURS[1], range(205, 300), 241) > 60
+    assert tag_pixels(ROAD_COLOURS[1], range(280, 330), 204) == 0
+    assert _ring_has(img, 240, 200, MARKER_RGB["blue"])
