@@ -74,3 +74,28 @@ def test_views_are_inside_the_data_and_markers_where_metadata_says(moorgate):
             colour, at = part.split("@")
             x, y = view.pixel(*map(float, at.split(",")))
             assert 80 <= x <= 1366 - 80 and 80 <= y <= 768 - 80, (s.id, colour, x, y)
+
+
+def test_views_over_land_without_data_are_rejected(cluster, cache, carto_files, tmp_path):
+    """No header box, data in two towns 4 km apart: the bounding box is mostly empty land."""
+    from maps import MapEngine
+
+    from .osm_xml import osm_grid_xml, write_osm
+
+    a_nodes, a_ways = osm_grid_xml(8, 8, step=1.0, prefix="North ")
+    b_nodes, b_ways = osm_grid_xml(
+        8, 8, step=1.0, at=(40.0, 25.0), first_node=101, first_way=2000, prefix="South "
+    )
+    src = tmp_path / "two-towns.osm"
+    write_osm(src, [*a_nodes, *b_nodes, *a_ways, *b_ways])
+    engine = MapEngine(src, carto_files=carto_files, cache=cache, cluster=cluster)
+    assert not engine.extract.has_header_box
+    report = build_dataset(
+        tmp_path / "ds", engine=engine, tasks=["rle"], per_task=4, seed=2, progress=False
+    )
+    assert report.rejected["rle"]["view_not_covered"] > 0
+    for s in load_dataset(tmp_path / "ds"):
+        md = s.metadata.model_extra or {}
+        view = View.make((md["center_lat"], md["center_lon"]), s.metadata.zoom)
+        assert engine.extract.covered_share(view.bounds()) >= 1 - MAX_BLANK_SHARE
+        assert md["blank_share"] <= MAX_BLANK_SHARE
