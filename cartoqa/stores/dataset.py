@@ -80,6 +80,8 @@ class Manifest(BaseModel):
     datasets made before cartoqa recorded them."""
     shortfall: dict[str, int] = Field(default_factory=dict)
     """Task -> samples asked for but not made (the source ran out of fair candidates)."""
+    rejected: dict[str, dict[str, int]] = Field(default_factory=dict)
+    """Task -> reason -> candidates the generator turned down (map tasks)."""
     attribution: list[str] = Field(default_factory=list)
     """Credits the data requires, shown with every result ("© OpenStreetMap contributors")."""
 
@@ -225,6 +227,7 @@ class DatasetWriter:
         style_version: str | None = None,
         attribution: Iterable[str] = (OSM_ATTRIBUTION,),
         shortfall: Mapping[str, int] | None = None,
+        rejected: Mapping[str, Mapping[str, int]] | None = None,
     ) -> Manifest:
         """Close samples.jsonl, write manifest.json and swap the dataset in; returns the
         manifest."""
@@ -247,6 +250,7 @@ class DatasetWriter:
             samples_sha256=sha256_file(final),
             images_sha256=dict(sorted(self._image_hashes.items())),
             shortfall=dict(shortfall or {}),
+            rejected={t: dict(sorted(r.items())) for t, r in (rejected or {}).items()},
             attribution=list(attribution),
         )
         write_json_atomic(self._stage / MANIFEST_FILE, manifest.model_dump(mode="json"))

@@ -295,6 +295,7 @@ def _build(
         style_version=engine.style.version,
         attribution=[OSM_ATTRIBUTION],
         shortfall=report.short,
+        rejected=report.rejected,
     )
     report.seconds["writing"] = time.perf_counter() - t0
     for task in report.short:
