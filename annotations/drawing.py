@@ -100,7 +100,7 @@ _GREY = (110, 110, 110)
 _HEADER_BG = (34, 34, 34)
 _PANEL_BG = (250, 250, 248)
 _NOT_RECORDED = "not recorded"
-_QUESTION_LINES = 8  # the question is cut after this many panel lines
+_QUESTION_LINES = 30  # the question is shown whole up to this many panel lines (then cut)
 
 
 @dataclass(frozen=True)

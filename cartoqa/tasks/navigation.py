@@ -36,6 +36,9 @@ person agrees with):
   label carried by one of its OSM ways on the route (MML: at the junction)
   is in the view and clear of the markers; a sidewalk, square or stop of
   the same name does not count (``road_name_not_drawn``).
+- *No turn on the fence* (SRN): an action whose change of heading lies
+  within ``AMBIGUOUS_TURN_DEG`` of a threshold between two actions (40, 140,
+  220, 320 degrees) could be read either way (``ambiguous_turn``).
 - *One question per place*: one MML question per junction (the same pair of
   names within ``SAME_JUNCTION_M`` of an earlier question is the same
   junction) and one SRN or RLE question per origin-destination pair in a
@@ -82,12 +85,14 @@ from maps.routes import RouteError, edge_coords, road_network, shortest_route
 from ._views import fit_center, view_bounds, view_pixels
 
 __all__ = [
+    "AMBIGUOUS_TURN_DEG",
     "MIN_LEG_PX",
     "NAVIGATION_TASKS",
     "NavigationSampler",
     "Plan",
     "Question",
     "Reject",
+    "ambiguous_turn",
     "visible_legs",
 ]
 
@@ -101,6 +106,10 @@ MIN_LEG_PX = 40.0
 MAX_BLANK_SHARE = 0.10
 #: two MML junctions with the same pair of names closer than this are one place
 SAME_JUNCTION_M = 60.0
+#: an SRN turn whose change of heading lies this close to one of the action thresholds
+#: (40, 140, 220, 320 degrees) could be read either way by a careful person: rejected
+AMBIGUOUS_TURN_DEG = 10.0
+_TURN_THRESHOLDS_DEG = (40.0, 140.0, 220.0, 320.0)
 #: the tolerance, in pixels at the map's zoom, of the simplification that counts RLE turns
 RDP_PX = 8
 
@@ -258,18 +267,34 @@ class NavigationSampler:
             "blank_share": self._last_blank,
         }
 
-    def _labels_drawn(self, view: View, ways_of: dict[str, set[int]]) -> dict[str, LabelBox]:
+    def _labels_drawn(
+        self,
+        view: View,
+        ways_of: dict[str, set[int]],
+        near: dict[str, list[tuple[float, float]]],
+    ) -> dict[str, LabelBox]:
         """For each road, a whole label in the view, clear of the markers, carried by one of
         the given OSM ways (the road's ways on the route or at the junction): a sidewalk or a
-        square of the same name does not count."""
+        square of the same name does not count.  Of several, the one nearest the road's
+        points in ``near`` (its leg, or the junction) is kept as the evidence."""
         markers_px = view_pixels(view.center, view.zoom, [(m.lat, m.lon) for m in view.markers])
         shown = self.labels.ways(view, markers_px)
         found: dict[str, LabelBox] = {}
         for road, ways in sorted(ways_of.items()):
-            hits = sorted((w, tuple(box)) for w in ways for box in shown.visible.get(w, []))
+            points = near.get(road) or markers_px
+
+            def distance(box: tuple[float, ...], pts: list = points) -> float:
+                cx, cy = (box[0] + box[2]) / 2, (box[1] + box[3]) / 2
+                return min(math.hypot(cx - x, cy - y) for x, y in pts)
+
+            hits = sorted(
+                (distance(tuple(box)), w, tuple(box))
+                for w in ways
+                for box in shown.visible.get(w, [])
+            )
             if not hits:
                 raise Reject("road_name_not_drawn")
-            w, box = hits[0]
+            _, w, box = hits[0]
             x0, y0, x1, y1 = (round(float(v), 1) for v in box)
             found[road] = LabelBox(road=road, osm_id=w, box=(x0, y0, x1, y1))
         return found
@@ -300,6 +325,8 @@ class NavigationSampler:
             raise Reject(exc.reason) from None
         if len(route.legs) > 8:
             raise Reject("route_too_long")
+        if ambiguous_turn(route):
+            raise Reject("ambiguous_turn")
         a, b = self._latlon(origin), self._latlon(dest)
         view = self._view(
             "srn", route.coords(self.g), zoom, [Marker(*a, "blue"), Marker(*b, "red")]
@@ -309,8 +336,11 @@ class NavigationSampler:
         for leg in route.legs:
             if leg.road:
                 ways[leg.road] |= self._edge_ways(leg.edges)
-        labels = self._labels_drawn(view, ways)
-        legs = [leg.model_copy(update={"label": labels.get(leg.road)}) for leg in legs]
+        near: dict[str, list[tuple[float, float]]] = defaultdict(list)
+        for seen in legs:
+            near[seen.road] += seen.points_px
+        labels = self._labels_drawn(view, ways, near)
+        legs = [seen.model_copy(update={"label": labels.get(seen.road)}) for seen in legs]
         self.used.add(("srn", origin, dest))
         network = road_network(self.g, origin, dest, view_bounds(view.center, zoom))
         truth = RouteTruth(
@@ -394,7 +424,7 @@ class NavigationSampler:
             *self.g.in_edges(node, keys=True, data=True),
         ]:
             ways[d["road"]] |= self._edge_ways([(u, v, k)])
-        labels = self._labels_drawn(view, ways)
+        labels = self._labels_drawn(view, ways, {})  # nearest the marker, on the junction
         self.junctions.append((tuple(names), *at))
         truth = RoadPairTruth(
             road_1=names[0],
@@ -448,6 +478,18 @@ def visible_legs(graph: Any, route: Any, view: View) -> list[RouteLeg]:
             )
         )
     return out
+
+
+def ambiguous_turn(route: Any) -> bool:
+    """Whether an action of the route (the first one from heading 0, map up) changes the
+    heading by an angle within ``AMBIGUOUS_TURN_DEG`` of a threshold between two actions."""
+    heading = 0.0
+    for leg in route.legs:
+        diff = (leg.heading_in - heading) % 360.0
+        if min(abs(diff - t) for t in _TURN_THRESHOLDS_DEG) < AMBIGUOUS_TURN_DEG:
+            return True
+        heading = leg.heading_out
+    return False
 
 
 def _under_icon(p: tuple[float, float], marker: tuple[float, float]) -> bool:

@@ -9,7 +9,13 @@ import math
 
 import pytest
 
-from cartoqa.tasks.navigation import MIN_LEG_PX, Reject, visible_legs
+from cartoqa.tasks.navigation import (
+    AMBIGUOUS_TURN_DEG,
+    MIN_LEG_PX,
+    Reject,
+    ambiguous_turn,
+    visible_legs,
+)
 from maps import Marker, View
 from maps.projection import metres_per_pixel
 from maps.routes import shortest_route
@@ -83,3 +89,23 @@ def test_a_leg_wholly_under_the_blue_marker_is_rejected():
         "Seitengasse",
         "Hauptstrasse",
     ]
+
+
+@pytest.mark.parametrize(
+    ("east", "south", "ambiguous"),
+    [
+        (3.0, 3.2, True),  # about 137 degrees from map-up: right turn or U-turn?
+        (3.0, 0.5, False),  # about 99 degrees: plainly a right turn
+        (0.3, -3.0, False),  # about 6 degrees: straight on
+        (2.0, -3.0, True),  # about 34 degrees: straight on or a right turn?
+    ],
+)
+def test_a_first_turn_on_the_fence_between_two_actions_is_ambiguous(east, south, ambiguous):
+    g = graph({1: (0, 0), 2: (east, -south), 3: (east + 3, -south)})
+    road(g, "Diagonal Street", [1, 2])
+    road(g, "Cross Street", [2, 3])
+    route = shortest_route(g, 1, 3)
+    heading = math.degrees(math.atan2(east, -south)) % 360  # clockwise from north, on the grid
+    near = min(abs(heading - t) for t in (40, 140, 220, 320))
+    assert (near < AMBIGUOUS_TURN_DEG) == ambiguous  # the case is what it says
+    assert ambiguous_turn(route) == ambiguous
