@@ -40,7 +40,7 @@ log = logging.getLogger(__name__)
 
 CARTO_DIR = Path("/usr/share/openstreetmap-carto-common")
 _PG_BIN_DIRS = sorted(Path("/usr/lib/postgresql").glob("*/bin"), reverse=True)
-_IMPORT_VERSION = 1  # bump when the import changes, so databases are made again
+_IMPORT_VERSION = 2  # bump when the import changes, so databases are made again
 _APT_HINT = "run 'bash scripts/setup.sh main' (Debian packages postgresql, postgis, osm2pgsql)"
 
 
