@@ -23,25 +23,30 @@ def _open_ring(lats: ArrayLike, lons: ArrayLike) -> tuple[NDArray[np.float64], N
 
 
 def polygon_area_km2(lats: ArrayLike, lons: ArrayLike) -> float:
-    """Area in km² of the spherical polygon with these vertices, in order.
+    """Area in km² of the simple spherical polygon with these vertices, in order.
 
-    L'Huilier's theorem on the triangles fanned from the first vertex (the
-    GPSBench convention): area = R² × the sum of the triangles' spherical
-    excesses.  Exact for convex polygons; a closing vertex equal to the first
-    is ignored.
+    The sides are great-circle arcs; a closing vertex equal to the first is
+    ignored.  The area is the sum of the *signed* spherical excesses of the
+    triangles (first vertex, side start, side end) over every side, times R²:
+    triangles where the fan leaves the polygon count negative, so the sum is
+    exact for non-convex polygons too (an unsigned fan over-counts them).
+    Either orientation gives the same answer: the signed sum, taken modulo
+    4π, is the region on one side of the ring, and the function returns the
+    smaller of the two regions the ring bounds (at most half the sphere).
+    For a self-intersecting ring the value is the winding-weighted sum and
+    has no single meaning.
     """
     la, lo = _open_ring(lats, lons)
     phi, lam = np.radians(la), np.radians(lo)
-    p0, l0 = phi[0], lam[0]
-    pb, lb = phi[1:-1], lam[1:-1]
-    pc, lc = phi[2:], lam[2:]
-    a = _central_angle(pb, lb, pc, lc)
-    b = _central_angle(p0, l0, pc, lc)
-    c = _central_angle(p0, l0, pb, lb)
-    s = (a + b + c) / 2.0
-    t = np.tan(s / 2.0) * np.tan((s - a) / 2.0) * np.tan((s - b) / 2.0) * np.tan((s - c) / 2.0)
-    excess = 4.0 * np.arctan(np.sqrt(np.clip(t, 0.0, None)))
-    return float(EARTH_RADIUS_KM**2 * np.sum(excess))
+    v = np.stack([np.cos(phi) * np.cos(lam), np.cos(phi) * np.sin(lam), np.sin(phi)], axis=1)
+    p = v[0]
+    a, b = v, np.roll(v, -1, axis=0)
+    # P·(A×B) = P·((A-P)×(B-P)): the differences keep precision for small polygons
+    num = np.cross(a - p, b - p) @ p
+    den = 1.0 + a @ p + b @ p + np.einsum("ij,ij->i", a, b)
+    total = float(np.sum(2.0 * np.arctan2(num, den)))  # signed, ≡ the left region mod 4π
+    total -= 4.0 * np.pi * round(total / (4.0 * np.pi))  # into [-2π, 2π]
+    return float(EARTH_RADIUS_KM**2 * abs(total))
 
 
 def polygon_perimeter_km(lats: ArrayLike, lons: ArrayLike) -> float:

@@ -1,9 +1,12 @@
 """Polygons, bounding boxes, paths and RDP simplification."""
 
 import math
+import re
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from pyproj import Geod
 
 from cartoqa.geodesy import (
@@ -15,6 +18,8 @@ from cartoqa.geodesy import (
     polygon_perimeter_km,
     simplify_rdp,
 )
+from cartoqa.stores import load_dataset
+from cartoqa.tasks.gps import generate_gps
 
 SPHERE = Geod(a=EARTH_RADIUS_KM * 1000, b=EARTH_RADIUS_KM * 1000)
 
@@ -50,6 +55,153 @@ def test_closed_ring_and_orientation_do_not_change_area():
     a = polygon_area_km2(la, lo)
     assert polygon_area_km2(np.append(la, la[0]), np.append(lo, lo[0])) == pytest.approx(a)
     assert polygon_area_km2(la[::-1], lo[::-1]) == pytest.approx(a)
+
+
+def from_gnomonic(lat0, lon0, x, y):
+    """Plane points (x, y) of the gnomonic projection about (lat0, lon0) back to degrees.
+
+    Great circles are straight lines in that plane, so a simple planar polygon
+    maps to a simple spherical one with the same vertex order.
+    """
+    p0, l0 = math.radians(lat0), math.radians(lon0)
+    c = np.array([math.cos(p0) * math.cos(l0), math.cos(p0) * math.sin(l0), math.sin(p0)])
+    e = np.array([-math.sin(l0), math.cos(l0), 0.0])
+    n = np.array([-math.sin(p0) * math.cos(l0), -math.sin(p0) * math.sin(l0), math.cos(p0)])
+    v = c + np.multiply.outer(np.asarray(x, float), e) + np.multiply.outer(np.asarray(y, float), n)
+    v /= np.linalg.norm(v, axis=-1, keepdims=True)
+    return np.degrees(np.arcsin(np.clip(v[:, 2], -1, 1))), np.degrees(np.arctan2(v[:, 1], v[:, 0]))
+
+
+def star_polygon(lat0, lon0, angles, radii):
+    """Vertices at these angles (sorted) and plane radii round the centre: star-shaped, simple."""
+    a = np.sort(np.asarray(angles, float))
+    r = np.asarray(radii, float)
+    return from_gnomonic(lat0, lon0, r * np.cos(a), r * np.sin(a))
+
+
+def comb_polygon(lat0, lon0, heights, width):
+    """A comb (teeth of these heights on a bar), counter-clockwise: non-convex, not star-shaped."""
+    k = len(heights)
+    right = (2 * k - 1) * width
+    xs, ys = [0.0, right], [0.0, 0.0]
+    for i in reversed(range(k)):  # along the top from right to left: up, across, down each tooth
+        x0, x1 = 2 * i * width, (2 * i + 1) * width
+        top = width + heights[i]
+        if i < k - 1:
+            xs.append(x1), ys.append(width)
+        xs += [x1, x0]
+        ys += [top, top]
+        if i > 0:
+            xs.append(x0), ys.append(width)
+    x, y = np.array(xs), np.array(ys)
+    return from_gnomonic(lat0, lon0, x - right / 2, y - width)
+
+
+def pyproj_area_km2(la, lo):
+    return abs(SPHERE.polygon_area_perimeter(lo, la)[0]) / 1e6
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    lat0=st.floats(-89, 89),
+    lon0=st.floats(-180, 180),
+    angles=st.lists(
+        st.floats(0, 2 * math.pi, exclude_max=True), min_size=3, max_size=24, unique=True
+    ),
+    scale=st.floats(1e-4, 0.8),
+    data=st.data(),
+)
+def test_star_shaped_polygons_match_pyproj_in_both_orientations(lat0, lon0, angles, scale, data):
+    a = np.sort(angles)
+    gaps = np.diff(np.append(a, a[0] + 2 * math.pi))
+    if gaps.max() >= math.pi - 1e-3 or gaps.min() < 1e-6:
+        return  # the centre must be inside, vertices distinct
+    fr = data.draw(st.lists(st.floats(0.05, 1.0), min_size=len(a), max_size=len(a)))
+    la, lo = star_polygon(lat0, lon0, a, scale * np.array(fr))
+    want = pyproj_area_km2(la, lo)
+    tol = dict(rel=1e-7, abs=1e-6)
+    assert polygon_area_km2(la, lo) == pytest.approx(want, **tol)
+    assert polygon_area_km2(la[::-1], lo[::-1]) == pytest.approx(want, **tol)
+    assert polygon_area_km2(np.append(la, la[0]), np.append(lo, lo[0])) == pytest.approx(
+        want, **tol
+    )
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_random_combs_match_pyproj_from_every_starting_vertex(seed):
+    rng = np.random.default_rng(seed)
+    heights = rng.uniform(0.01, 0.3, int(rng.integers(2, 7)))
+    la, lo = comb_polygon(rng.uniform(-70, 70), rng.uniform(-180, 180), heights, 0.02)
+    want = pyproj_area_km2(la, lo)
+    # an unsigned fan gives a different (too large) answer from most starting vertices
+    for k in range(la.size):
+        r_la, r_lo = np.roll(la, k), np.roll(lo, k)
+        assert polygon_area_km2(r_la, r_lo) == pytest.approx(want, rel=1e-9)
+        assert polygon_area_km2(r_la[::-1], r_lo[::-1]) == pytest.approx(want, rel=1e-9)
+
+
+def test_concave_dart_is_the_sum_of_its_two_halves():
+    # A-B-C-D with a reflex angle at C: the fan from B leaves the polygon
+    la = np.array([0.0, 20.0, 8.0, 20.0])
+    lo = np.array([0.0, -15.0, 0.0, 15.0])
+    half = polygon_area_km2([0, 20, 8], [0, -15, 0]) + polygon_area_km2([0, 8, 20], [0, 0, 15])
+    assert polygon_area_km2(la, lo) == pytest.approx(half, rel=1e-12)
+    assert polygon_area_km2(np.roll(la, -1), np.roll(lo, -1)) == pytest.approx(half, rel=1e-12)
+    assert polygon_area_km2(la, lo) == pytest.approx(pyproj_area_km2(la, lo), rel=1e-9)
+
+
+def test_polygon_across_the_antimeridian():
+    rng = np.random.default_rng(3)
+    a, r = rng.uniform(0, 2 * math.pi, 9), rng.uniform(0.02, 0.08, 9)
+    la, lo = star_polygon(-12.0, 179.5, a, r)
+    assert lo.min() < -170 and lo.max() > 170  # the ring really crosses it
+    area = polygon_area_km2(la, lo)
+    assert area == pytest.approx(pyproj_area_km2(la, lo), rel=1e-9)
+    # a turn about the polar axis keeps the area: the same ring centred on lon 0
+    assert polygon_area_km2(la, (lo - 179.5 + 540) % 360 - 180) == pytest.approx(area, rel=1e-9)
+    assert polygon_area_km2(la, lo + 360 * (lo < 0)) == pytest.approx(area, rel=1e-12)
+
+
+def test_small_polygon_matches_the_planar_area():
+    # an L-shaped lot about 100 m across at 50 N: the sphere is flat there to 1e-5
+    x = np.array([0, 100, 100, 40, 40, 0], float)  # metres east
+    y = np.array([0, 0, 30, 30, 90, 90], float)  # metres north
+    lat0, lon0, r_m = 50.0, 8.0, EARTH_RADIUS_KM * 1000
+    la = lat0 + np.degrees(y / r_m)
+    lo = lon0 + np.degrees(x / (r_m * math.cos(math.radians(lat0))))
+    planar_m2 = 100 * 30 + 40 * 60  # 5,400 m²
+    for k in range(la.size):  # from (100, 0) a fan would leave the L
+        r_la, r_lo = np.roll(la, -k), np.roll(lo, -k)
+        assert polygon_area_km2(r_la, r_lo) * 1e6 == pytest.approx(planar_m2, rel=1e-5)
+    assert polygon_area_km2(la, lo) == pytest.approx(pyproj_area_km2(la, lo), rel=1e-6)
+
+
+def test_the_smaller_region_either_way_round():
+    quarter = math.pi * EARTH_RADIUS_KM**2 / 2  # the octant: an eighth of the sphere
+    assert polygon_area_km2([0, 90, 0], [0, 0, 90]) == pytest.approx(quarter, rel=1e-12)
+    # a ring near a great circle: both regions close to a hemisphere, the smaller one wins
+    la, lo = np.array([0, 5, 0, -2, 0.0]), np.array([0, 80, 170, 250, 300.0])
+    area = polygon_area_km2(la, lo)
+    assert area == pytest.approx(pyproj_area_km2(la, lo), rel=1e-9)
+    assert area == pytest.approx(polygon_area_km2(la[::-1], lo[::-1]), rel=1e-12)
+    assert area < 2 * math.pi * EARTH_RADIUS_KM**2
+    assert polygon_area_km2([0, 0, 0, 0], [0, 90, 180, 270]) == pytest.approx(
+        2 * math.pi * EARTH_RADIUS_KM**2, rel=1e-12
+    )
+
+
+def test_stored_polygon_truth_matches_pyproj_from_the_prompt(tmp_path):
+    generate_gps(tmp_path / "ds", per_task=400, tasks=["polygon"])
+    samples = [s for s in load_dataset(tmp_path / "ds") if s.task == "polygon"]
+    assert len(samples) == 400
+    vertex = re.compile(r"\((-?\d+(?:\.\d+)?), (-?\d+(?:\.\d+)?)\)")
+    for s in samples:
+        pts = [(float(a), float(b)) for a, b in vertex.findall(s.prompt.text)]
+        assert len(pts) >= 3, s.prompt.text
+        la, lo = np.array(pts).T
+        truth = s.ground_truth
+        stored = truth.values["area_km2"] if hasattr(truth, "values") else truth.value
+        assert stored == pytest.approx(pyproj_area_km2(la, lo), rel=1e-3), s.id
 
 
 def test_polygon_needs_three_vertices():
