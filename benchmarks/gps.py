@@ -47,7 +47,7 @@ def main() -> None:
     print(f"{'generate and write':<34}{t_gen:>9.1f}  < 60 s")
     print(f"{'load and validate':<34}{t_load:>9.1f}")
     print(f"{'score ' + str(n) + ' responses':<34}{t_score:>9.1f}  < 10 s")
-    print(f"oracle overall accuracy: {scores['gps']['all tasks']['accuracy']:.3f}")
+    print(f"oracle overall accuracy: {scores['gps']['overall']['accuracy']:.3f}")
 
 
 if __name__ == "__main__":

@@ -27,7 +27,10 @@ from cartoqa.records import RunRecord, Sample
 from cartoqa.stores import Dataset, RunStore
 
 __all__ = [
+    "GPS_MAX_TOKENS",
+    "MAP_MAX_TOKENS",
     "RunSummary",
+    "default_max_tokens",
     "open_run_store",
     "run_model",
     "select_samples",
@@ -57,6 +60,19 @@ def select_samples(
             raise CartoqaError(f"--limit {limit} must be at least 1")
         samples = samples[:limit]
     return samples
+
+
+#: output tokens when a run does not say: GPSBench lets models write 8,192 (they reason at
+#: length); CartoMapQA's answers are short
+GPS_MAX_TOKENS = 8192
+MAP_MAX_TOKENS = 1024
+
+
+def default_max_tokens(samples: Sequence[Sample]) -> int:
+    """8192 when every sample is a GPS question (its metadata names a track), else 1024."""
+    if samples and all((s.metadata.model_extra or {}).get("track") for s in samples):
+        return GPS_MAX_TOKENS
+    return MAP_MAX_TOKENS
 
 
 def open_run_store(

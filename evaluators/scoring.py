@@ -139,18 +139,50 @@ def _gps(samples: Sequence[Sample], responses: Mapping[str, str | None]) -> Tabl
     return table
 
 
-def gps_summary(scores: Mapping[str, Table], samples: Sequence[Sample]) -> Table:
-    """Track scores (the mean of the task accuracies, as GPSBench averages them) and overall."""
+def gps_summary(
+    scores: Mapping[str, Table],
+    samples: Sequence[Sample],
+    responses: Mapping[str, str | None] | None = None,
+) -> Table:
+    """Track scores as GPSBench's Table 3 computes them: Pure the mean of its tasks'
+    accuracies, Applied the mean of its tasks' and the missing-data probe's, and the overall
+    score the mean of the two tracks.  A task of the dataset with no response at all was not
+    run: it is left out of the means and counted under ``missing`` (never scored 0).  The
+    probe's own row (``track=probe``) is shown too."""
     track_of = {s.task: (s.metadata.model_extra or {}).get("track") for s in samples}
+    answered = (
+        {s.task for s in samples if responses.get(s.id) is not None}
+        if responses is not None
+        else set(track_of)
+    )
     tracks: dict[str, list[float]] = {}
-    for task, table in scores.items():
-        if task in MAP_TASKS or track_of.get(task) is None:
+    missing: dict[str, list[str]] = {}
+    for task, table in sorted(scores.items()):
+        track = track_of.get(task)
+        if task in MAP_TASKS or track is None:
             continue
-        tracks.setdefault(str(track_of[task]), []).append(table["all"]["accuracy"])
-    out = {f"track={t}": {"tasks": len(v), "accuracy": _mean(v)} for t, v in sorted(tracks.items())}
-    every = [a for t, v in tracks.items() if t != "probe" for a in v]
-    if every:
-        out["all tasks"] = {"tasks": len(every), "accuracy": _mean(every)}
+        groups = [str(track)] + (["applied"] if track == "probe" else [])
+        for t in groups:
+            if task in answered:
+                tracks.setdefault(t, []).append(table["all"]["accuracy"])
+            else:
+                missing.setdefault(t, []).append(task)
+            tracks.setdefault(t, [])
+    out: Table = {}
+    for t in sorted(tracks):
+        row = {
+            "tasks": len(tracks[t]),
+            "missing": len(missing.get(t, [])),
+            "accuracy": _mean(tracks[t]),
+        }
+        out[f"track={t}"] = row
+    both = [out[f"track={t}"]["accuracy"] for t in ("pure", "applied") if tracks.get(t)]
+    if both:
+        out["overall"] = {
+            "tracks": len(both),
+            "missing": sum(len(v) for k, v in missing.items() if k in ("pure", "applied")),
+            "accuracy": _mean(both),
+        }
     return out
 
 
@@ -181,7 +213,7 @@ def score_run(
             out[task] = _gps(items, responses)
         else:
             out[task] = _exact(items, responses)
-    summary = gps_summary(out, samples)
+    summary = gps_summary(out, samples, responses)
     if summary:
         out["gps"] = summary
     return out

@@ -68,7 +68,13 @@ def run(
         Path, typer.Option(help="Where run stores live; the same settings resume the same store.")
     ] = Path("runs"),
     temperature: Annotated[float, typer.Option(help="0 asks for greedy decoding.")] = 0.0,
-    max_tokens: Annotated[int, typer.Option(help="Most tokens per answer.")] = 1024,
+    max_tokens: Annotated[
+        int | None,
+        typer.Option(
+            help="Most tokens per answer (default 8192 for GPS questions, as GPSBench allows, "
+            "1024 for map questions)."
+        ),
+    ] = None,
     seed: Annotated[
         int | None, typer.Option(help="Sampling seed, where the model takes one.")
     ] = None,
@@ -130,7 +136,7 @@ def run(
     """
     from cartoqa.errors import RunStoreError
     from cartoqa.models import GenerationSettings, RetryPolicy, load_model
-    from cartoqa.runner import open_run_store, run_model, select_samples
+    from cartoqa.runner import default_max_tokens, open_run_store, run_model, select_samples
     from cartoqa.stores import ensure_writable_folder, load_dataset
     from evaluators.scoring import is_correct
 
@@ -138,6 +144,13 @@ def run(
     console = Console(stderr=True)
     try:
         ds = load_dataset(dataset)
+        chosen = select_samples(
+            ds,
+            tasks=[t.strip() for t in tasks.split(",") if t.strip()] if tasks else None,
+            limit=limit,
+        )
+        if max_tokens is None:
+            max_tokens = default_max_tokens(chosen)
         settings = GenerationSettings(temperature=temperature, max_tokens=max_tokens, seed=seed)
         if deadline < timeout:
             raise CartoqaError(
@@ -151,11 +164,6 @@ def run(
             timeout_s=timeout,
             deadline_s=deadline,
             connect_retries=connect_retries,
-        )
-        chosen = select_samples(
-            ds,
-            tasks=[t.strip() for t in tasks.split(",") if t.strip()] if tasks else None,
-            limit=limit,
         )
         cost = _price(price)
         ensure_writable_folder(runs_dir, what="run stores", error=RunStoreError)

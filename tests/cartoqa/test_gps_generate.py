@@ -95,7 +95,7 @@ def test_oracle_scores_every_task_perfectly_and_random_near_chance(gps):
     oracle = score_run(gps.samples, _answers(OracleModel(), gps))
     for task in GPS_TASKS:
         assert oracle[task]["all"]["accuracy"] == 1.0, task
-    assert oracle["gps"]["all tasks"]["accuracy"] == 1.0
+    assert oracle["gps"]["overall"]["accuracy"] == 1.0
     assert {f"terrain={k}" for k in TERRAIN_CLASSES} <= set(oracle["terrain_classification"])
     assert "noise_m=500" in oracle["place_association"]
     assert not any(k.startswith(("noise_m=", "terrain=")) for k in oracle["distance"])
@@ -149,13 +149,13 @@ def test_cli_generate_and_score_writes_json_and_csv(tmp_path):
     assert r.exit_code == 0, r.output
     data = json.loads((tmp_path / "scores" / "scores.json").read_text())
     (run,) = data.values()  # keyed by run id: model, settings, dataset, scores
-    assert run["model"] == "oracle" and run["settings"]["max_tokens"] == 1024
+    assert run["model"] == "oracle" and run["settings"]["max_tokens"] == 8192  # GPSBench allows it
     assert run["scores"]["distance"]["all"]["accuracy"] == 1
     csv_text = (tmp_path / "scores" / "scores.csv").read_text()
     assert csv_text.startswith(
         "run_id,model,temperature,max_tokens,seed,dataset,task,group,metric,value"
     )
-    assert f"{run['run_id']},oracle,0.0,1024,,gps-seed42,bearing,all,accuracy" in csv_text
+    assert f"{run['run_id']},oracle,0.0,8192,,gps-seed42,bearing,all,accuracy" in csv_text
     r = CliRunner().invoke(app, ["gps", "generate", str(tmp_path / "x"), "--tasks", "nope"])
     assert r.exit_code == 2 and "not a GPS task" in r.output
 

@@ -339,3 +339,33 @@ def test_settings_the_sdk_does_not_take_are_named_in_the_run_metadata(tmp_path):
     else:  # anthropic 2.14: left out, and said so in the run's metadata
         assert all("temperature" not in p for p in sent)
         assert any("temperature" in n for n in notes), notes
+
+
+def test_gps_questions_get_gpsbench_s_8192_output_tokens_by_default(tmp_path):
+    from cartoqa.runner import GPS_MAX_TOKENS, MAP_MAX_TOKENS, default_max_tokens
+    from cartoqa.tasks.gps import generate_gps
+
+    generate_gps(tmp_path / "g", per_task=10, tasks=["distance"])
+    from cartoqa.stores import load_dataset
+
+    gps = load_dataset(tmp_path / "g")
+    assert default_max_tokens(gps.samples) == GPS_MAX_TOKENS == 8192
+    text = text_dataset(tmp_path / "t", 2)  # no track: not a GPS question
+    assert default_max_tokens(text.samples) == MAP_MAX_TOKENS == 1024
+    code, out = cli("run", gps.path, "-m", "oracle", "--runs-dir", tmp_path / "r", "--no-progress")
+    assert code == 0, out
+    [meta] = (tmp_path / "r").glob("*.meta.json")
+    assert json.loads(meta.read_text())["settings"]["max_tokens"] == 8192
+    code, out = cli(
+        "run",
+        gps.path,
+        "-m",
+        "oracle",
+        "--runs-dir",
+        tmp_path / "r2",
+        "--no-progress",
+        "--max-tokens",
+        "512",
+    )
+    [meta] = (tmp_path / "r2").glob("*.meta.json")
+    assert json.loads(meta.read_text())["settings"]["max_tokens"] == 512
