@@ -84,7 +84,9 @@ __all__ = [
     "last_json_value",
     "normalise_name",
     "parse_answer",
+    "parse_choice",
     "parse_sample_answer",
+    "parse_yes_no",
     "score_response",
 ]
 
@@ -167,8 +169,55 @@ def format_answer(sample: Sample) -> str:
 
 _YES = {"yes", "true", "present"}
 _NO = {"no", "false", "absent"}
-_YES_NO = re.compile(r"^\s*(yes|no|true|false|present|absent)\s*(?:$|[.,;:!)\-\u2014])")
+# the word alone, or followed by punctuation, a bracket or a dash: "No.", "yes, two",
+# "Yes (detour 1.3%)", "No – it is off the route"; not "no idea"
+_YES_NO = re.compile(
+    r"^\s*(yes|no|true|false|present|absent)\s*(?:$|[.,;:!()\[\]<>\"'*\-\u2013\u2014])"
+)
 _LETTER = re.compile(r"^\(?\s*(?:option\s+)?([A-Za-z])\s*(?:[).:\]]|$|\s)", re.IGNORECASE)
+# marks a model wraps its answer in: [D], <D>, *D*, "D", `D`, \boxed{D}
+_WRAPPER = re.compile(r"\\boxed\s*\{|\\text\s*\{|[\[\]<>{}*\"'`$]")
+# words before the answer: "The answer is D", "Answer: D", "I think D", "My choice: (B)"
+_LEAD = re.compile(
+    r"^\s*(?:(?:so|thus|therefore|hence)\s*,?\s*)?(?:i\s+(?:think|believe|would\s+say|choose|pick)"
+    r"|(?:the\s+|my\s+)?(?:final\s+|correct\s+|best\s+)?(?:answer|choice|option)"
+    r"(?:\s+is|\s*:)?|it\s+is|it's)\s*[:\-]?\s*",
+    re.IGNORECASE,
+)
+_LONE_LETTER = re.compile(r"(?<![A-Za-z'])([A-Z])(?![A-Za-z'])")
+
+
+def _unwrapped(text: str) -> str:
+    """The answer text with wrapping marks ([D], <yes>, *D*, "Yes", \\boxed{D}) made spaces."""
+    return _WRAPPER.sub(" ", text).strip()
+
+
+def parse_choice(text: str, options: Any = None) -> str:
+    """The option letter a final-answer text gives: "B", "(B)", "[D]", "<D>", "*D*", '"D"',
+    "\\boxed{D}", "The answer is D", "Answer: D", "Option B) south".  Given the sample's
+    ``options``, a letter that is not one ("I" in "I think D") is passed over for the first
+    standalone capital that is.  Raises ``AnswerParseError`` when there is none."""
+    body = _LEAD.sub("", _unwrapped(text), count=1)
+    m = _LETTER.match(body)
+    letters = {str(k).upper() for k in options} if options else None
+    if m and (letters is None or m.group(1).upper() in letters):
+        return m.group(1).upper()
+    if letters is not None:
+        for lone in _LONE_LETTER.finditer(body[:1000]):
+            if lone.group(1) in letters:
+                return lone.group(1)
+    raise AnswerParseError(f"no option letter in {text[:80]!r}")
+
+
+def parse_yes_no(text: str) -> bool:
+    """Yes or no from a final-answer text: "yes", "No.", "[Yes]", "<yes>", '"Yes"',
+    "Yes (detour 1.3%)", "No – ..."; "no idea" and "not sure" are neither."""
+    m = _YES_NO.match(_unwrapped(text).lower())
+    if m and m.group(1) in _YES:
+        return True
+    if m and m.group(1) in _NO:
+        return False
+    raise AnswerParseError(f"neither yes nor no: {text[:80]!r}")
 
 
 #: JSON nested deeper than this is unreadable (the answers asked for nest at most 3 deep)
@@ -337,8 +386,9 @@ def _lines(text: str) -> list[str]:
     return [_strip_bullet(ln) for ln in lines]
 
 
-def parse_answer(kind: str, response: str) -> Any:
-    """Read a value of ground-truth ``kind`` out of a model's response.
+def parse_answer(kind: str, response: str, *, options: Any = None) -> Any:
+    """Read a value of ground-truth ``kind`` out of a model's response (``options``: a choice
+    sample's option letters, so that "I think D" reads as D).
 
     Raises ``AnswerParseError`` when the response holds no such value, or is longer than
     ``MAX_ANSWER_CHARS``.
@@ -349,18 +399,9 @@ def parse_answer(kind: str, response: str) -> Any:
     if kind == "number":
         return parse_number(final_answer_text(response))
     if kind == "boolean":
-        # the word alone, or followed by punctuation: "No.", "yes, two", not "no idea"
-        m = _YES_NO.match(final_answer_text(response).lower())
-        if m and m.group(1) in _YES:
-            return True
-        if m and m.group(1) in _NO:
-            return False
-        raise AnswerParseError(f"neither yes nor no: {final_answer_text(response)[:80]!r}")
+        return parse_yes_no(final_answer_text(response))
     if kind == "choice":
-        m = _LETTER.match(final_answer_text(response))
-        if not m:
-            raise AnswerParseError(f"no option letter in {final_answer_text(response)[:80]!r}")
-        return m.group(1).upper()
+        return parse_choice(final_answer_text(response), options)
     if kind == "text":
         return final_answer_text(response)
     if kind == "coordinate":
@@ -393,7 +434,9 @@ def parse_sample_answer(sample: Sample, response: str) -> Any:
         check_answer_length(response)
         first = response.strip().splitlines()[0] if response.strip() else ""
         return parse_number(final_answer_text(first))
-    return parse_answer(sample.ground_truth.kind, response)
+    truth = sample.ground_truth
+    options = truth.options if isinstance(truth, ChoiceTruth) else None
+    return parse_answer(truth.kind, response, options=options)
 
 
 # ------------------------------------------------------------------ matching

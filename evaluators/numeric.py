@@ -3,7 +3,15 @@
 The parsers read what models write: a ``FINAL ANSWER:`` line, thousands
 separators ("1,234.5"), the Unicode minus, units after the number, Markdown
 bold, scientific notation ("4.821e1 m", "1.2E-3 km", "4.8 × 10^3 m",
-"4.8×10³").  "10,20" is two numbers, not ten thousand and twenty.
+"4.8×10³"), digits grouped in threes by a space, a no-break space or a thin
+space ("7 566 km").  "10,20" and "10, 20" are two numbers, not ten thousand
+and twenty.
+
+``parse_result_number`` reads the result where a model writes a working: in
+``FINAL ANSWER: d = 2R·asin(...) = 7566 km`` the number after the last "="
+(or "≈", "→", "gives", "equals"), and on a last line with no marker
+(``R=6371 km gives 7566 km``) the last number written with a unit, so the
+first number of a formula never wins over its result.
 
 Limits, the same for every task: an answer longer than ``MAX_ANSWER_CHARS``
 characters is unreadable ("too long"), and a number that is not finite or
@@ -14,6 +22,7 @@ here runs in time linear in the answer's length.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import re
 from collections.abc import Sequence
@@ -26,9 +35,12 @@ __all__ = [
     "NumberAnswer",
     "check_answer_length",
     "checked_number",
+    "final_answer_region",
     "final_answer_text",
+    "has_final_answer",
     "one_minus_mape",
     "parse_number",
+    "parse_result_number",
     "tolerance_accuracy",
     "within_tolerance",
 ]
@@ -71,7 +83,10 @@ def checked_number(value: float, written: str) -> float:
 _FINAL = re.compile(r"final\s+answer[\s*_]*[:：][\s*_]*(.+)", re.IGNORECASE)
 _THINK = re.compile(r"<think>.*?(</think>|$)", re.IGNORECASE | re.DOTALL)
 _NUMBER = re.compile(
-    r"(?<![\w.])([+\-\u2212]?)(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+)"
+    r"(?<![\w.])([+\-\u2212]?)(\d{1,3}(?:,\d{3})+(?:\.\d+)?"
+    # groups of three after a space, a no-break space or a thin space: "7 566", "1\u202f234.5"
+    r"|\d{1,3}(?:[ \u00a0\u2009\u202f]\d{3})+(?!\d)(?:\.\d+)?"
+    r"|\d+(?:\.\d+)?|\.\d+)"
     # an exponent: "e1", "E+01", "e-3" (digits required, so "2e" and "5 east" are no exponent),
     # or a power of ten: "× 10^3", "x10**-2", "·10³"
     r"(?:[eE]([+\-]?\d+)|\s*[x×*·]\s*10(?:\^|\*\*)\s*([+\-]?\d+)|\s*[x×*·]\s*10([⁺⁻]?[⁰¹²³⁴⁵⁶⁷⁸⁹]+))?"
@@ -118,6 +133,20 @@ def final_answer_text(response: str) -> str:
     return text.replace("**", "").replace("__", "").strip().strip("`").strip()
 
 
+def final_answer_region(response: str) -> str:
+    """Everything after the last ``FINAL ANSWER:`` marker (reasoning inside
+    ``<think>...</think>`` ignored), else the whole response: where a JSON answer that starts
+    on the line after the marker is looked for."""
+    response = _THINK.sub("", check_answer_length(response))
+    starts = [m.start(1) for m in _FINAL.finditer(response)]
+    return response[starts[-1] :] if starts else response
+
+
+def has_final_answer(response: str) -> bool:
+    """Whether the response (outside ``<think>`` blocks) has a ``FINAL ANSWER:`` marker."""
+    return _FINAL.search(_THINK.sub("", check_answer_length(response))) is not None
+
+
 @dataclass(frozen=True)
 class NumberAnswer:
     """A number read from an answer, with its unit when one was written."""
@@ -135,11 +164,42 @@ def parse_number(text: str) -> NumberAnswer:
         raise AnswerParseError(f"no number in {text[:80]!r}")
     sign, digits, exp_e, exp_pow, exp_sup, unit = m.groups()
     exponent = exp_e or exp_pow or (exp_sup.translate(_SUPERSCRIPTS) if exp_sup else "0")
-    value = checked_number(float(f"{digits.replace(',', '')}e{exponent}"), m.group(0))
+    plain = re.sub(r"[, \u00a0\u2009\u202f]", "", digits)
+    value = checked_number(float(f"{plain}e{exponent}"), m.group(0))
     if sign == "-":
         value = -value
     norm = _UNIT_ALIASES.get(unit.lower().rstrip(".")) if unit else None
     return NumberAnswer(value, norm)
+
+
+# the sign or word before a result: "= 7566 km", "≈ 7566", "gives 7566 km", "→ 7566"
+_RESULT = re.compile(r"=|≈|→|\bgives\b|\bequals\b", re.IGNORECASE)
+
+
+def parse_result_number(response: str) -> NumberAnswer:
+    """The number a response gives as its result.  After the last ``FINAL ANSWER:``: the
+    first number after the last "=", "≈", "→", "gives" or "equals" (a working such as
+    ``2·6371·0.594 = 7566 km``; asides in parentheses are not read for this), else the
+    first number.  With no marker: the last number written with a unit on the last line,
+    else that line's last number (``R=6371 km gives 7566 km`` -> 7566 km).  Raises
+    ``AnswerParseError`` when there is no number."""
+    body = _THINK.sub("", check_answer_length(response))
+    text = final_answer_text(body)
+    if _FINAL.search(body) is not None:
+        head = text[:2000].split("(", 1)[0]
+        results = list(_RESULT.finditer(head))
+        if results:
+            with contextlib.suppress(AnswerParseError):
+                return parse_number(head[results[-1].end() :])
+        return parse_number(text)
+    # the result is at the end of the line: read its last 2,000 characters
+    found = list(_NUMBER.finditer(text[-2000:].replace("\u2212", "-")))
+    if not found:
+        raise AnswerParseError(f"no number in {text[:80]!r}")
+    with_unit = [
+        m for m in found if m.group(6) and _UNIT_ALIASES.get(m.group(6).lower().rstrip("."))
+    ]
+    return parse_number((with_unit or found)[-1].group(0))
 
 
 def within_tolerance(

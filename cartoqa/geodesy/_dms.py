@@ -215,6 +215,30 @@ def _value(part: _Part, text: str) -> float:
     return -magnitude if negative else magnitude
 
 
+# "Latitude: 44.36", "lat = 44.36", '"lon": 90.9' (a label, then ":" or "=" or nothing)
+_LABEL = re.compile(
+    r"""["']?\b(?P<label>latitude|lat|longitude|long|lon|lng)\b["']?\s*[:=]?""", re.IGNORECASE
+)
+_WRAPS = {"(": ")", "[": "]", "{": "}", "<": ">"}
+
+
+def _unwrap(text: str) -> tuple[str, bool]:
+    """The coordinate text without the brackets around it ("(44.36, 90.90)", "[..]", "{..}")
+    or a trailing full stop, and with "latitude:"/"lon =" labels taken out; and whether the
+    labels put the longitude first."""
+    body = text.strip().rstrip(".").strip()
+    while len(body) >= 2 and _WRAPS.get(body[0]) == body[-1]:
+        body = body[1:-1].strip()
+    labels = [m.group("label").lower() for m in _LABEL.finditer(body)]
+    lon_first = False
+    if len(labels) == 2 and {lb.startswith("lat") for lb in labels} == {True, False}:
+        lon_first = not labels[0].startswith("lat")
+        body = _LABEL.sub(" ", body).strip()
+        while len(body) >= 2 and _WRAPS.get(body[0]) == body[-1]:
+            body = body[1:-1].strip()
+    return body, lon_first
+
+
 def parse_coordinate(text: str) -> tuple[float, float]:
     """Read a coordinate written by a person or a model; return (lat, lon) in degrees.
 
@@ -222,7 +246,10 @@ def parse_coordinate(text: str) -> tuple[float, float]:
     ° ' " or d m s or prime marks (48°51'24"N 2°21'08"E, 48d51m24sN),
     degrees and decimal minutes, hemisphere letters before or after, signs
     (the Unicode minus too), and the longitude first when letters say so
-    ("2.35E 48.85N").  Without letters the order is latitude, longitude.
+    ("2.35E 48.85N").  Brackets around the pair are read past ("(44.3652, 90.9043)",
+    "[44.3652, 90.9043]"), and so are labels ("Latitude: 44.3652, Longitude: 90.9043",
+    "lat = 44.3652, lon = 90.9043", which may put the longitude first).  Without letters
+    or labels the order is latitude, longitude.
     Raises ``CoordinateError`` (a ``ValueError``) naming the text when it
     cannot be read, is out of range, or is longer than ``MAX_COORDINATE_CHARS``.
     """
@@ -234,13 +261,16 @@ def parse_coordinate(text: str) -> tuple[float, float]:
             f"more than the {MAX_COORDINATE_CHARS:,} a coordinate may have; write it as "
             "'48.8566, 2.3522'"
         )
-    parts = _split_unmarked(_tokenise(text))
+    body, lon_first = _unwrap(text)
+    parts = _split_unmarked(_tokenise(body))
     if len(parts) != 2:
         raise CoordinateError(
             f"cannot read {text!r}: found {len(parts)} coordinate part(s), need a latitude and "
             "a longitude, e.g. '48.8566, 2.3522' or '48°51'24\"N 2°21'08\"E'"
         )
     a, b = parts
+    if lon_first and a.hemi is None and b.hemi is None:
+        a, b = b, a
     if a.hemi in ("E", "W") and b.hemi in ("N", "S", None):
         a, b = b, a
     if a.hemi in ("E", "W") or b.hemi in ("N", "S"):
