@@ -23,20 +23,47 @@ import math
 import re
 import unicodedata
 from dataclasses import dataclass
+from functools import lru_cache
 
 from cartoqa.geodesy import parse_coordinate
 from cartoqa.records import (
+    BooleanTruth,
+    ChoiceTruth,
     CoordinateTruth,
+    IndicesTruth,
     NumberTruth,
     Sample,
     TextTruth,
     ValuesTruth,
 )
 
-from .answers import answer_matches, normalise_name, parse_answer
-from .numeric import AnswerParseError, final_answer_text, parse_number, within_tolerance
+from .answers import (
+    answer_matches,
+    last_json_value,
+    normalise_name,
+    parse_answer,
+    parse_choice,
+    parse_yes_no,
+)
+from .numeric import (
+    AnswerParseError,
+    final_answer_region,
+    final_answer_text,
+    parse_number,
+    parse_result_number,
+    within_tolerance,
+)
 
-__all__ = ["GpsScore", "angle_difference_deg", "division_core", "province_matches", "score_gps"]
+__all__ = [
+    "GpsScore",
+    "angle_difference_deg",
+    "city_names",
+    "country_code",
+    "division_core",
+    "province_matches",
+    "read_values",
+    "score_gps",
+]
 
 _DMS_HALF_UNIT_DEG = 0.05 / 3600 + 1e-9
 
@@ -107,6 +134,203 @@ def province_matches(answer: str, province: str, code: str = "") -> bool:
     return code.isalpha() and code.casefold() in fields
 
 
+# ------------------------------------------------------------------ numbers and values
+
+# "53.0261° W", "53.0261 degrees west", "12.5 S"
+_HEMI_AFTER = re.compile(r"\d\s*(?:°|deg(?:rees?)?)?\s*(west|south|w|s)\b", re.IGNORECASE)
+
+
+def _degrees(response: str) -> float:
+    """A signed angle: the result number, negative where a hemisphere letter says W or S."""
+    value = parse_result_number(response).value
+    if value > 0 and _HEMI_AFTER.search(final_answer_text(response)[:1000]):
+        value = -value
+    return value
+
+
+def _key(name: str) -> str:
+    return re.sub(r"[^a-z0-9]", "", name.casefold())
+
+
+def _loose_object(text: str) -> dict[str, object]:
+    """The last {...} in ``text`` read leniently: single quotes, unquoted keys and numbers
+    with thousands commas ("810,891.5") allowed."""
+    start = text.rfind("{")
+    end = text.find("}", start)
+    if start < 0 or end < 0:
+        raise AnswerParseError(f"no {{...}} in {text[:80]!r}")
+    body = text[start + 1 : end]
+    out: dict[str, object] = {}
+    for m in re.finditer(
+        r"""["']?([A-Za-z_][\w ]{0,40}?)["']?\s*:\s*("[^"]{0,80}"|'[^']{0,80}'|"""
+        r"""[+\-\u2212]?\d{1,3}(?:,\d{3})+(?:\.\d+)?|[^,}]{1,80})""",
+        body,
+    ):
+        out[m.group(1).strip()] = m.group(2).strip().strip("'\"")
+    return out
+
+
+# "Zone 13N, 810891.5 E, 2252034.6 N", "zone 13, easting 810891.5 m, northing 2252034.6 m"
+_UTM_TEXT = {
+    "zone": re.compile(r"zone\s*[:=]?\s*(\d{1,2})", re.IGNORECASE),
+    "easting": re.compile(
+        r"easting\s*[:=]?\s*([\d,.]+)|(\d{4}[\d,.]*)\s*(?:m\s*)?(?:E\b|easting)", re.IGNORECASE
+    ),
+    "northing": re.compile(
+        r"northing\s*[:=]?\s*([\d,.]+)|(\d{4}[\d,.]*)\s*(?:m\s*)?(?:N\b|northing)",
+        re.IGNORECASE,
+    ),
+}
+
+
+def _as_number(value: object) -> float | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        return float(value)
+    if isinstance(value, str):
+        try:
+            return parse_number(value[:200]).value  # "13N" -> 13, "810,891.5 m" -> 810891.5
+        except AnswerParseError:
+            return None
+    return None
+
+
+def read_values(response: str, keys: list[str]) -> dict[str, float | None]:
+    """The values of ``keys`` a response gives: a JSON object after the last FINAL ANSWER
+    (or anywhere), else the same object read leniently (single quotes, "810,891.5"), else a
+    UTM written as text ("Zone 13N, 810891.5 E, 2252034.6 N").  Keys match whatever their
+    case or spacing ("Easting", "zone_number" is not "zone"); numbers written as strings
+    ("13N") are read.  A key not found maps to None."""
+    got: dict[str, object] = {}
+    for where in (final_answer_text(response), final_answer_region(response), response):
+        try:
+            value = last_json_value(where, "{")
+        except AnswerParseError:
+            continue
+        if isinstance(value, dict):
+            got = value
+            break
+    if not got:
+        for where in (final_answer_region(response), response):
+            try:
+                got = _loose_object(where)
+                break
+            except AnswerParseError:
+                continue
+    by_key = {_key(str(k)): v for k, v in got.items()}
+    out = {k: _as_number(by_key.get(_key(k))) for k in keys}
+    if any(v is None for v in out.values()) and set(keys) <= set(_UTM_TEXT):
+        text = final_answer_region(response)[:2000]
+        for k in keys:
+            m = _UTM_TEXT[k].search(text)
+            if out[k] is None and m:
+                out[k] = _as_number(m.group(1) or m.group(2))
+    return out
+
+
+def _indices(response: str) -> list[object]:
+    """The index list after the last FINAL ANSWER (a list in later reasoning never wins),
+    else the last list in the response."""
+    for where in (final_answer_text(response), final_answer_region(response), response):
+        try:
+            value = last_json_value(where, "[")
+        except AnswerParseError:
+            continue
+        if isinstance(value, list):
+            return value
+    raise AnswerParseError(f"no index list in {response[:80]!r}")
+
+
+# ------------------------------------------------------------------ place names
+
+
+def _fold(name: str) -> str:
+    """``normalise_name`` with accents taken off: "Jyväskylä" -> "jyvaskyla"."""
+    text = unicodedata.normalize("NFKD", normalise_name(name))
+    text = "".join(ch for ch in text if not unicodedata.combining(ch))
+    return text.replace("’", "'").replace("‘", "'")
+
+
+def city_names(written: str) -> set[str]:
+    """The names a written city may be, folded: "Mörön (Murun)" -> mörön, murun; "Mörön city",
+    "City of Mörön" -> mörön."""
+    written = written[:200]
+    out = {written}
+    m = re.match(r"^(.*?)\s*\(([^()]*)\)\s*$", written)
+    if m:
+        out |= {m.group(1), m.group(2)}
+    for name in list(out):
+        out.add(re.sub(r"\s+city$|^city\s+of\s+", "", name.strip(), flags=re.IGNORECASE))
+    return {_fold(n) for n in out if n.strip()}
+
+
+# names pycountry does not hold, or holds otherwise; folded (see _fold) -> alpha-2
+_COUNTRY_ALIASES = {
+    "usa": "US", "u.s.a": "US", "u.s": "US", "us": "US", "america": "US",
+    "united states of america": "US", "the united states": "US",
+    "uk": "GB", "u.k": "GB", "britain": "GB", "great britain": "GB", "england": "GB",
+    "scotland": "GB", "wales": "GB", "northern ireland": "GB",
+    "burma": "MM", "vietnam": "VN", "russia": "RU", "south korea": "KR", "korea": "KR",
+    "north korea": "KP", "republic of korea": "KR", "holland": "NL",
+    "the netherlands": "NL", "ivory coast": "CI",
+    "cape verde": "CV", "swaziland": "SZ", "east timor": "TL", "timor leste": "TL",
+    "dr congo": "CD", "drc": "CD", "congo-kinshasa": "CD", "democratic republic of congo": "CD",
+    "democratic republic of the congo": "CD", "republic of the congo": "CG",
+    "congo-brazzaville": "CG", "congo": "CG", "palestine": "PS",
+    "palestinian territory": "PS", "palestinian territories": "PS", "macau": "MO",
+    "vatican": "VA", "vatican city": "VA", "kosovo": "XK", "micronesia": "FM",
+    "brunei": "BN", "syria": "SY", "laos": "LA", "moldova": "MD", "tanzania": "TZ",
+    "iran": "IR", "bolivia": "BO", "venezuela": "VE", "taiwan": "TW", "turkey": "TR",
+    "czech republic": "CZ", "macedonia": "MK", "aland islands": "AX",
+    "bonaire, saint eustatius and saba": "BQ", "saint barthelemy": "BL",
+    "saint martin": "MF", "sint maarten": "SX", "curacao": "CW", "reunion": "RE",
+    "cocos islands": "CC", "falkland islands": "FK", "pitcairn": "PN",
+    "saint helena": "SH", "u.s. virgin islands": "VI", "us virgin islands": "VI",
+    "british virgin islands": "VG", "svalbard and jan mayen": "SJ", "gambia": "GM",
+    "the gambia": "GM", "bahamas": "BS", "the bahamas": "BS", "uae": "AE",
+}  # fmt: skip
+
+
+@lru_cache(maxsize=1)
+def _country_index() -> dict[str, str]:
+    import pycountry
+
+    index: dict[str, str] = {}
+    for c in pycountry.countries:
+        for attr in ("name", "official_name", "common_name", "alpha_2", "alpha_3"):
+            value = getattr(c, attr, None)
+            if value:
+                index.setdefault(_fold(value), c.alpha_2)
+    index.update(_COUNTRY_ALIASES)
+    return index
+
+
+def country_code(name: str) -> str | None:
+    """The ISO alpha-2 code a whole country name or code stands for ("USA", "UK", "Czech
+    Republic", "Türkiye", "Burma", "Viet Nam", "DEU"), from pycountry's names, official
+    names, common names and codes plus a small alias table; None when it names no country.
+    Whole names only: "Nigeria" is never Niger, "Indiana" never India."""
+    folded = _fold(name[:100]).strip(" .")
+    return _country_index().get(folded) or _country_index().get(folded.removeprefix("the "))
+
+
+def _country_ok(text: str, country: str) -> bool:
+    """Whether the last field of "city, province, country" names ``country`` as a whole."""
+    fields = [f.strip() for f in text.split(",", _MAX_FIELDS)]
+    if len(fields) < 2 or len(fields) > _MAX_FIELDS or not country.strip():
+        return False
+    want = country_code(country)
+    for written in (fields[-1], ", ".join(fields[-2:])):
+        got = country_code(written)
+        if got is not None and want is not None:
+            if got == want:
+                return True
+        elif _fold(written) == _fold(country):
+            return True
+    return False
+
+
 def _close(pred: float, truth: float) -> float:
     if truth == 0 or not math.isfinite(pred):
         return 0.0
@@ -136,7 +360,7 @@ def _score(sample: Sample, response: str) -> GpsScore:
         return GpsScore(ok, why=None if ok else f"off by more than {tol} degrees")
     if task == "distance":
         assert isinstance(truth, NumberTruth)
-        got = parse_number(final_answer_text(response))
+        got = parse_result_number(response)
         value = got.value
         if got.unit == "mi":
             value *= 1.609344
@@ -146,50 +370,55 @@ def _score(sample: Sample, response: str) -> GpsScore:
         return GpsScore(ok, _close(value, truth.value), None if ok else "outside max(5 km, 5%)")
     if task == "bearing":
         assert isinstance(truth, NumberTruth)
-        value = parse_number(final_answer_text(response)).value
+        value = parse_result_number(response).value
         ok = angle_difference_deg(value, truth.value) <= 5.0
         return GpsScore(ok, why=None if ok else "more than 5 degrees off")
     if task == "missing_data":
         assert isinstance(truth, NumberTruth)
-        value = parse_number(final_answer_text(response)).value
+        value = _degrees(response)
         ok = abs(value - truth.value) <= 0.1
         return GpsScore(ok, why=None if ok else "more than 0.1 degrees off")
     if isinstance(truth, ValuesTruth):
-        got = parse_answer("values", response)
-        missing = [k for k in truth.values if k not in got]
+        vals = read_values(response, list(truth.values))
+        missing = [k for k, v in vals.items() if v is None]
         if missing:
             return GpsScore(False, 0.0 if task == "polygon" else None, f"missing {missing}")
         ok = all(
-            isinstance(got[k], int | float)
-            and within_tolerance(float(got[k]), v, abs_tol=truth.tolerances.get(k, 0.0))
+            within_tolerance(float(vals[k] or 0.0), v, abs_tol=truth.tolerances.get(k, 0.0))
             for k, v in truth.values.items()
         )
         closeness = None
         if task == "polygon":
             closeness = sum(
-                _close(float(got[k]), v) if isinstance(got[k], int | float) else 0.0
-                for k, v in truth.values.items()
+                _close(float(vals[k] or 0.0), v) for k, v in truth.values.items()
             ) / len(truth.values)
         return GpsScore(ok, closeness, None if ok else "a value outside its tolerance")
     if task == "place_association":
         assert isinstance(truth, TextTruth)
         text = final_answer_text(response)
-        city = normalise_name(text.split(",")[0])
-        names = {normalise_name(n) for n in [truth.answer, *truth.accepted]}
+        written = city_names(text.split(",", 1)[0])
+        names = {_fold(n) for n in [truth.answer, *truth.accepted]}
         country = str(md.get("country") or "")
-        country_ok = bool(country) and normalise_name(country) in normalise_name(text)
+        country_ok = _country_ok(text, country)
         province = md.get("province")
         province_ok = (
             province_matches(text, str(province), str(md.get("admin1") or "")) if province else None
         )
-        ok = city in names
+        ok = bool(written & names)
         return GpsScore(
             ok,
             why=None if ok else "another place",
             country_correct=country_ok,
             province_correct=province_ok,
         )
-    parsed = parse_answer(truth.kind, response)
+    if isinstance(truth, ChoiceTruth):
+        parsed: object = parse_choice(final_answer_text(response), truth.options)
+    elif isinstance(truth, BooleanTruth):
+        parsed = parse_yes_no(final_answer_text(response))
+    elif isinstance(truth, IndicesTruth):
+        parsed = _indices(response)
+    else:
+        parsed = parse_answer(truth.kind, response)
     ok = answer_matches(truth, parsed)
     return GpsScore(ok, why=None if ok else "wrong")
 

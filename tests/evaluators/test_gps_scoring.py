@@ -50,7 +50,7 @@ def ok(s, text):
     [
         ("I think 900 km.\nFINAL ANSWER: 1000 km", True),
         ("FINAL ANSWER: 900 km\nWait, recomputing.\nFINAL ANSWER: 1,020 km", True),  # the last one
-        ("**FINAL ANSWER:** **1 000 km**", False),  # "1 000" is not a thousands separator here
+        ("**FINAL ANSWER:** **1 000 km**", True),  # a space groups thousands (issue 13)
         ("**Final Answer**: 1,049 km", True),
         ("<think>FINAL ANSWER: 5 km</think>\nFINAL ANSWER: 990 km", True),  # think block ignored
         ("<think>FINAL ANSWER: 1000 km</think>\nFINAL ANSWER: 5 km", False),
