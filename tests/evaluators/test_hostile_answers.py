@@ -189,7 +189,7 @@ _RATES = {
     "country accuracy",
 }
 _ERRORS = {"rmse", "mae", "mape", "r2"}
-_COUNTS = {"n", "unanswered", "tasks", "crashed"}
+_COUNTS = {"n", "unanswered", "tasks", "crashed", "missing", "tracks"}
 
 
 def _assert_in_range(scores: dict) -> None:
