@@ -21,22 +21,33 @@ from cartoqa.tasks.build import MAX_REJECTIONS_IN_A_ROW, BuildError
 from .conftest import extract_path
 
 
-@pytest.fixture(scope="module")
-def tiny_engine(cluster, cache, carto_files, tmp_path_factory):
-    """A real extract about 80 m across, cut from Monaco: smaller than any view."""
+def monaco_clip(folder, bbox: str, strategy: str, *, cluster, cache, carto_files):
+    """A MapEngine on a real extract cut from Monaco with ``osmium extract``."""
     from maps import MapEngine
 
     if shutil.which("osmium") is None:
         pytest.skip("osmium-tool is not installed (bash scripts/setup.sh test)")
-    tiny = tmp_path_factory.mktemp("tiny") / "tiny.osm.pbf"
+    clip = folder / "clip.osm.pbf"
     subprocess.run(
-        ["osmium", "extract", "-s", "simple", "-b", "7.4245,43.7383,7.4255,43.7389"]
-        + ["-o", str(tiny)]
+        ["osmium", "extract", "-s", strategy, "-b", bbox, "-o", str(clip)]
         + [str(extract_path("monaco.osm.pbf"))],
         check=True,
         capture_output=True,
     )
-    return MapEngine(tiny, carto_files=carto_files, cache=cache, cluster=cluster)
+    return MapEngine(clip, carto_files=carto_files, cache=cache, cluster=cluster)
+
+
+@pytest.fixture(scope="module")
+def tiny_engine(cluster, cache, carto_files, tmp_path_factory):
+    """A real extract about 80 m across, cut from Monaco: smaller than any view."""
+    return monaco_clip(
+        tmp_path_factory.mktemp("tiny"),
+        "7.4245,43.7383,7.4255,43.7389",
+        "simple",
+        cluster=cluster,
+        cache=cache,
+        carto_files=carto_files,
+    )
 
 
 def test_a_build_that_makes_nothing_fails_and_writes_nothing(tiny_engine, tmp_path):
@@ -101,18 +112,14 @@ def test_a_build_into_a_folder_being_written_is_refused(tiny_engine, tmp_path):
 @pytest.fixture(scope="module")
 def small_engine(cluster, cache, carto_files, tmp_path_factory):
     """A real extract about 500 m across, cut from Monaco: room for a few MML questions."""
-    from maps import MapEngine
-
-    if shutil.which("osmium") is None:
-        pytest.skip("osmium-tool is not installed (bash scripts/setup.sh test)")
-    small = tmp_path_factory.mktemp("small") / "small.osm.pbf"
-    subprocess.run(
-        ["osmium", "extract", "-s", "complete_ways", "-b", "7.4215,43.7320,7.4275,43.7362"]
-        + ["-o", str(small), str(extract_path("monaco.osm.pbf"))],
-        check=True,
-        capture_output=True,
+    return monaco_clip(
+        tmp_path_factory.mktemp("small"),
+        "7.4215,43.7320,7.4275,43.7362",
+        "complete_ways",
+        cluster=cluster,
+        cache=cache,
+        carto_files=carto_files,
     )
-    return MapEngine(small, carto_files=carto_files, cache=cache, cluster=cluster)
 
 
 def test_a_shortfall_is_written_recorded_and_strict_refuses_it(small_engine, tmp_path):
