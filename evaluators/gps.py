@@ -128,6 +128,9 @@ def province_matches(answer: str, province: str, code: str = "") -> bool:
     fields = [division_core(f) for f in written[1:]]
     if len(fields) > 2:
         fields = fields[:-1]  # the last is the country
+        # a province whose own name has commas ("Southern Nations, Nationalities, and
+        # People's Region"): everything between the city and the country, as one field
+        fields.append(" ".join(fields))
     want = division_core(province)
     if want and any(re.search(rf"\b{re.escape(want)}\b", f) for f in fields):
         return True

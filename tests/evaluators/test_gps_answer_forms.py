@@ -295,3 +295,11 @@ _FORMISH = st.text(
 def test_no_answer_form_makes_the_scorer_raise(text):
     for s in SAMPLES:
         assert isinstance(score_gps(s, text).correct, bool)
+
+
+def test_a_province_whose_name_has_commas_is_read_whole():
+    from evaluators.gps import province_matches
+
+    name = "Southern Nations, Nationalities, and People's Region"
+    assert province_matches(f"FINAL ANSWER: Dimtu, {name}, Ethiopia", name)
+    assert not province_matches("FINAL ANSWER: Dimtu, Oromiya, Ethiopia", name)

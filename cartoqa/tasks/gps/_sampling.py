@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -45,6 +46,12 @@ class Sampler:
         self.memo: dict[str, Any] = {}
         """Per-task state built once per generator (the terrain task's point sampler)."""
         self._weights = np.array([QUOTAS[k] for k in self._keys])
+        self.rejected: Counter[str] = Counter()
+        """Reason -> draws turned down (an ambiguous sample), for the manifest."""
+
+    def reject(self, reason: str) -> None:
+        """Count a draw turned down for ``reason``."""
+        self.rejected[reason] += 1
 
     def continent(self) -> str:
         return self._keys[int(self.rng.choice(len(self._keys), p=self._weights))]

@@ -28,9 +28,16 @@ def _noisy(s: Sampler, i: int, sigma_m: float) -> tuple[float, float]:
 
 
 def place_association(s: Sampler, n: int) -> Draft:
-    i = s.city()
+    """The city at a (noisy) point.  A point nearer another GeoNames city than the answer
+    would make two answers right: it is drawn again, and counted (``nearer_another_city``)."""
     sigma = NOISE_M[n % len(NOISE_M)]
-    lat, lon = _noisy(s, i, sigma)
+    while True:
+        i = s.city()
+        lat, lon = _noisy(s, i, sigma)
+        d = np.asarray(distance_km(lat, lon, s.c.lat, s.c.lon))
+        if d[i] <= d.min():
+            break
+        s.reject("nearer_another_city")
     pop = int(s.c.population[i])
     difficulty = "easy" if pop >= 500_000 else "medium" if pop >= 100_000 else "hard"
     text = (

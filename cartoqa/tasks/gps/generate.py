@@ -65,6 +65,8 @@ class GpsReport:
     path: Path
     samples: dict[str, int] = field(default_factory=dict)
     seconds: dict[str, float] = field(default_factory=dict)
+    rejected: dict[str, dict[str, int]] = field(default_factory=dict)
+    """Task -> reason -> draws turned down as ambiguous (also in the manifest)."""
 
 
 def assign_splits(strata: Sequence[str], rng: np.random.Generator) -> list[str]:
@@ -147,9 +149,11 @@ def generate_gps(
                     )
                 )
             report.samples[task] = len(drafts)
+            if sampler.rejected:
+                report.rejected[task] = dict(sampler.rejected)
             if on_task:
                 on_task(task, len(drafts))
         used = [SOURCES[t] for t in names if t in SOURCES]
-        writer.finish(seeds=[seed], attribution=[GEONAMES_SOURCE, *used])
+        writer.finish(seeds=[seed], attribution=[GEONAMES_SOURCE, *used], rejected=report.rejected)
     report.seconds["generating"] = time.perf_counter() - t0
     return report
