@@ -10,28 +10,14 @@ from cartoqa.records import (
     ChoiceTruth,
     CoordinateTruth,
     IndicesTruth,
-    Metadata,
     NumberTruth,
-    Prompt,
-    Provenance,
-    Sample,
     TextTruth,
     ValuesTruth,
 )
 from cartoqa.tasks.gps._cities import load_cities
 from evaluators.gps import country_code, score_gps
 from evaluators.numeric import parse_number
-
-
-def sample(task, truth, **meta):
-    return Sample(
-        id="x1",
-        task=task,
-        prompt=Prompt(text="q"),
-        ground_truth=truth,
-        metadata=Metadata(track="pure", **meta),
-        provenance=Provenance(generator="t"),
-    )
+from tests.evaluators.test_gps_scoring import sample
 
 
 def ok(s, text):
