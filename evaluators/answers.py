@@ -196,7 +196,9 @@ def parse_choice(text: str, options: Any = None) -> str:
     """The option letter a final-answer text gives: "B", "(B)", "[D]", "<D>", "*D*", '"D"',
     "\\boxed{D}", "The answer is D", "Answer: D", "Option B) south".  Given the sample's
     ``options``, a letter that is not one ("I" in "I think D") is passed over for the first
-    standalone capital that is.  Raises ``AnswerParseError`` when there is none."""
+    standalone capital that is, and an answer that writes one option's text instead of its
+    letter ("West", "[0, 3, 7]") is read as that option.  Raises ``AnswerParseError`` when
+    there is none."""
     body = _LEAD.sub("", _unwrapped(text), count=1)
     m = _LETTER.match(body)
     letters = {str(k).upper() for k in options} if options else None
@@ -206,7 +208,17 @@ def parse_choice(text: str, options: Any = None) -> str:
         for lone in _LONE_LETTER.finditer(body[:1000]):
             if lone.group(1) in letters:
                 return lone.group(1)
+        # the option written out instead of its letter: "West", "[0, 3, 7]", "North-East"
+        written = _option_key(body[:1000])
+        hits = [str(k).upper() for k, v in options.items() if _option_key(str(v)) == written]
+        if written and len(hits) == 1:
+            return hits[0]
     raise AnswerParseError(f"no option letter in {text[:80]!r}")
+
+
+def _option_key(text: str) -> str:
+    """An option's text for comparing: case, spaces, brackets and punctuation aside."""
+    return re.sub(r"[^\w,]+", "", _unwrapped(text).casefold()).strip(",")
 
 
 def parse_yes_no(text: str) -> bool:

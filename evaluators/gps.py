@@ -2,7 +2,7 @@
 
 ``score_gps(sample, response)`` -> ``GpsScore(correct, closeness, why)``:
 ``closeness`` is 1 - |error| / |truth| (floored at 0) for the numeric tasks
-(distance, polygon area and perimeter), else None.  It never raises: an
+(distance, polygon area, and area and perimeter in the variant), else None.  It never raises: an
 unreadable answer is wrong, with the reason.
 
 Tolerances (the spec's): format conversion exact after normalising
@@ -11,10 +11,11 @@ UTM within 10 m, Web Mercator within 100 m, their inverses within 0.0001 /
 0.001 degrees; distance within max(5 km, 5 %); bearing within 5 degrees,
 wrapping at 360; interpolation within 0.01 degrees; polygon within 5 %;
 bounding box per value as the sample states; missing data within 0.1
-degrees.  Place association accepts the GeoNames name or any alternate
-name, and is also graded at province/state level (GeoNames' admin1 name,
-accents, case and words such as "Province" or "Governorate" aside, or a
-letter code such as "CA") and at country level.
+degrees; spatial patterns' outlier by name (GeoNames or alternate name, a
+qualifier such as "(Murun)" or "city" allowed).  Place association accepts
+the GeoNames name or any alternate name, and is also graded at province/state
+level (GeoNames' admin1 name, accents, case and words such as "Province"
+or "Governorate" aside, or a letter code such as "CA") and at country level.
 """
 
 from __future__ import annotations
@@ -334,6 +335,30 @@ def _country_ok(text: str, country: str) -> bool:
     return False
 
 
+#: tasks scored with 1 - MAPE beside the tolerance
+_NUMERIC = frozenset({"distance", "polygon", "polygon_perimeter"})
+_KM2_PER = {"m": 1e-6, "mi": 2.589988110336, "ha": 0.01}
+# the unit after an area: "km²", "km2", "sq km", "square kilometres", "m²", "mi^2", "ha"
+_AREA_UNIT = re.compile(
+    r"\d\s*(sq(?:uare)?\.?\s*)?(km|kilomet(?:er|re)s?|m|met(?:er|re)s?|mi|miles?|ha|hectares?)"
+    r"(²|\^2|2)?(?![a-z])",
+    re.IGNORECASE,
+)
+
+
+def _area_km2(response: str) -> float:
+    """An area in km²: the result number, converted where it is written in m², mi² or ha."""
+    value = parse_result_number(response).value
+    m = _AREA_UNIT.search(final_answer_text(response)[:1000])
+    if m:
+        unit = m.group(2).lower()
+        key = "ha" if unit.startswith("h") else "km" if unit.startswith("k") else unit[:2]
+        key = "m" if key in ("m", "me") else key
+        if key == "ha" or (key in _KM2_PER and (m.group(1) or m.group(3))):
+            value *= _KM2_PER[key]
+    return value
+
+
 def _close(pred: float, truth: float) -> float:
     if truth == 0 or not math.isfinite(pred):
         return 0.0
@@ -376,6 +401,11 @@ def _score(sample: Sample, response: str) -> GpsScore:
         value = parse_result_number(response).value
         ok = angle_difference_deg(value, truth.value) <= 5.0
         return GpsScore(ok, why=None if ok else "more than 5 degrees off")
+    if task == "polygon":
+        assert isinstance(truth, NumberTruth)
+        value = _area_km2(response)
+        ok = within_tolerance(value, truth.value, rel_tol=0.05)
+        return GpsScore(ok, _close(value, truth.value), None if ok else "more than 5% off")
     if task == "missing_data":
         assert isinstance(truth, NumberTruth)
         value = _degrees(response)
@@ -385,13 +415,13 @@ def _score(sample: Sample, response: str) -> GpsScore:
         vals = read_values(response, list(truth.values))
         missing = [k for k, v in vals.items() if v is None]
         if missing:
-            return GpsScore(False, 0.0 if task == "polygon" else None, f"missing {missing}")
+            return GpsScore(False, 0.0 if task in _NUMERIC else None, f"missing {missing}")
         ok = all(
             within_tolerance(float(vals[k] or 0.0), v, abs_tol=truth.tolerances.get(k, 0.0))
             for k, v in truth.values.items()
         )
         closeness = None
-        if task == "polygon":
+        if task in _NUMERIC:
             closeness = sum(
                 _close(float(vals[k] or 0.0), v) for k, v in truth.values.items()
             ) / len(truth.values)
@@ -414,6 +444,10 @@ def _score(sample: Sample, response: str) -> GpsScore:
             country_correct=country_ok,
             province_correct=province_ok,
         )
+    if isinstance(truth, TextTruth):  # a city's name (spatial patterns)
+        written = city_names(final_answer_text(response).split(",", 1)[0])
+        ok = bool(written & {_fold(n) for n in [truth.answer, *truth.accepted]})
+        return GpsScore(ok, why=None if ok else "another place")
     if isinstance(truth, ChoiceTruth):
         parsed: object = parse_choice(final_answer_text(response), truth.options)
     elif isinstance(truth, BooleanTruth):
@@ -429,7 +463,7 @@ def _score(sample: Sample, response: str) -> GpsScore:
 def score_gps(sample: Sample, response: str | None) -> GpsScore:
     """Score one GPS answer; never raises (unreadable answers are wrong, with the reason)."""
     if response is None or not response.strip():
-        return GpsScore(False, 0.0 if sample.task in ("distance", "polygon") else None, "no answer")
+        return GpsScore(False, 0.0 if sample.task in _NUMERIC else None, "no answer")
     try:
         return _score(sample, response)
     except (
@@ -441,5 +475,5 @@ def score_gps(sample: Sample, response: str | None) -> GpsScore:
         IndexError,
         OverflowError,
     ) as exc:
-        closeness = 0.0 if sample.task in ("distance", "polygon") else None
+        closeness = 0.0 if sample.task in _NUMERIC else None
         return GpsScore(False, closeness, f"unreadable: {str(exc)[:120]}")

@@ -22,14 +22,22 @@ def generate(
         int, typer.Option(help="GPSBench uses 42; the same seed, the same bytes.")
     ] = 42,
     tasks: Annotated[
-        str | None, typer.Option(help="Comma-separated task names (default all).")
+        str | None,
+        typer.Option(
+            help="Comma-separated task names (default GPSBench's 17 and the missing-data "
+            "probe); also the variants polygon_perimeter, bounding_box_full, "
+            "route_geometry_indices, relative_position_pure_8, or 'variants' for all four."
+        ),
     ] = None,
     overwrite: Annotated[bool, typer.Option(help="Replace a dataset already at OUT.")] = False,
 ) -> None:
     """Generate every GPS task from GeoNames cities, split 60/10/30 per task."""
-    from cartoqa.tasks.gps import GPS_CREDITS, GPS_TASKS, generate_gps
+    from cartoqa.tasks.gps import GPS_CREDITS, GPS_TASKS, GPS_VARIANTS, generate_gps
 
     wanted = [t.strip() for t in tasks.split(",")] if tasks else list(GPS_TASKS)
+    if "variants" in wanted:
+        at = wanted.index("variants")
+        wanted[at : at + 1] = [v for v in GPS_VARIANTS if v not in wanted]
     console = Console()
     try:
         with Progress(console=console, transient=True) as progress:

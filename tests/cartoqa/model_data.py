@@ -82,7 +82,7 @@ CASES = [
         ),
         "Route from blue to red?",
     ),
-    ("route_geometry", IndicesTruth(indices=[0, 2, 5]), "Which points does RDP keep?"),
+    ("route_geometry_indices", IndicesTruth(indices=[0, 2, 5]), "Which points does RDP keep?"),
     (
         "boundary_analysis",
         GroupingTruth(groups={"Europe": ["Paris", "Oslo"], "Asia": ["Tokyo"]}),

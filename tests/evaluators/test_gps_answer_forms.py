@@ -178,7 +178,7 @@ def test_a_comma_and_space_still_separate_two_numbers():
     assert parse_number("12 3456").value == 12  # not a group of three
 
 
-ROUTE = sample("route_geometry", IndicesTruth(indices=[0, 3, 7]))
+ROUTE = sample("route_geometry_indices", IndicesTruth(indices=[0, 3, 7]))
 
 
 @pytest.mark.parametrize(
@@ -220,6 +220,26 @@ JYV = sample(
 )
 def test_city_names_with_a_qualifier_or_another_spelling(s, text, expected):
     assert ok(s, text) is expected
+
+
+OUTLIER = sample("spatial_patterns", TextTruth(answer="Saýat", accepted=["Sayat"]))
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("FINAL ANSWER: Saýat", True),
+        ("FINAL ANSWER: Sayat", True),
+        ("FINAL ANSWER: **Saýat**", True),
+        ("FINAL ANSWER: Saýat, Turkmenistan", True),
+        ("FINAL ANSWER: Saýat (Sayat)", True),
+        ("The others are in Australia.\nFINAL ANSWER: Sayat city", True),
+        ("FINAL ANSWER: Busselton", False),
+        ("FINAL ANSWER: Saýat or Busselton", False),
+    ],
+)
+def test_the_outlier_city_by_name(text, expected):
+    assert ok(OUTLIER, text) is expected
 
 
 def _country(country, answer):

@@ -93,6 +93,29 @@ def test_letters_in_every_style(text):
     assert ok(CHOICE, text)
 
 
+RDP = sample(
+    "route_geometry",
+    ChoiceTruth(answer="C", options={"A": "[0, 7]", "B": "[0, 3, 7]", "C": "[0, 1, 3, 7]"}),
+)
+
+
+@pytest.mark.parametrize(
+    ("s", "text", "expected"),
+    [
+        (CHOICE, "FINAL ANSWER: South", True),
+        (CHOICE, "FINAL ANSWER: **south.**", True),
+        (CHOICE, "FINAL ANSWER: west", False),
+        (CHOICE, "FINAL ANSWER: south-west", False),  # not an option
+        (RDP, "FINAL ANSWER: [0, 1, 3, 7]", True),
+        (RDP, "FINAL ANSWER: [0,1,3,7]", True),
+        (RDP, "FINAL ANSWER: [0, 3, 7]", False),
+        (RDP, "FINAL ANSWER: C) [0, 1, 3, 7]", True),
+    ],
+)
+def test_an_option_written_out_instead_of_its_letter(s, text, expected):
+    assert ok(s, text) is expected
+
+
 def test_a_letter_is_not_the_first_character_of_a_word():
     assert not ok(CHOICE, "FINAL ANSWER: Because it is south")  # not "B"
 
@@ -152,9 +175,38 @@ def test_utm_and_mercator_tolerances():
     assert not ok(inverse, "FINAL ANSWER: 10.00011, 20")
 
 
-def test_polygon_five_percent_and_missing_values():
+AREA = sample("polygon", NumberTruth(value=1000.0, unit="km2"))
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("FINAL ANSWER: 1049.9 km²", True),
+        ("FINAL ANSWER: 950.1 km2", True),
+        ("FINAL ANSWER: 1,020 square kilometres", True),
+        ("FINAL ANSWER: about 1000", True),
+        ("Area = R² · E = 6371² · 2.4e-5 = 1000 km²\nFINAL ANSWER: 1000 km²", True),
+        ("FINAL ANSWER: 1.0e9 m²", True),  # square metres converted
+        ("FINAL ANSWER: 386.1 sq mi", True),  # square miles converted
+        ("FINAL ANSWER: 100,000 ha", True),
+        ("FINAL ANSWER: 1050.1 km²", False),
+        ("FINAL ANSWER: 1000 m²", False),  # a millionth of the area
+        ("FINAL ANSWER: 2000 km² (R = 6371 km)", False),
+        ("I cannot compute this.", False),
+    ],
+)
+def test_polygon_area_within_five_percent_in_any_area_unit(text, expected):
+    assert ok(AREA, text) is expected
+
+
+def test_polygon_area_closeness_is_one_minus_the_relative_error():
+    assert score_gps(AREA, "FINAL ANSWER: 900 km²").closeness == pytest.approx(0.9)
+    assert score_gps(AREA, "no idea").closeness == 0.0
+
+
+def test_polygon_perimeter_variant_five_percent_and_missing_values():
     poly = sample(
-        "polygon",
+        "polygon_perimeter",
         ValuesTruth(
             values={"area_km2": 1000.0, "perimeter_km": 200.0},
             tolerances={"area_km2": 50.0, "perimeter_km": 10.0},
@@ -230,7 +282,11 @@ TASK_SAMPLES = [
     CHOICE,
     INTERP,
     YESNO,
-    sample("polygon", ValuesTruth(values={"area_km2": 1.0}, tolerances={"area_km2": 0.05})),
+    AREA,
+    sample(
+        "polygon_perimeter", ValuesTruth(values={"area_km2": 1.0}, tolerances={"area_km2": 0.05})
+    ),
+    sample("spatial_patterns", TextTruth(answer="Mörön", accepted=["Murun"])),
     sample("format_conversion", TextTruth(answer="1°00'00.0\"N, 1°00'00.0\"E")),
     sample("place_association", TextTruth(answer="Oslo"), country="Norway", province="Oslo"),
 ]

@@ -4,11 +4,20 @@
 per task; ground truth comes from ``cartoqa.geodesy`` and GeoNames.
 """
 
-from .generate import GPS_CREDITS, GPS_TASKS, SYSTEM_PROMPT, GpsReport, assign_splits, generate_gps
+from .generate import (
+    GPS_CREDITS,
+    GPS_TASKS,
+    GPS_VARIANTS,
+    SYSTEM_PROMPT,
+    GpsReport,
+    assign_splits,
+    generate_gps,
+)
 
 __all__ = [
     "GPS_CREDITS",
     "GPS_TASKS",
+    "GPS_VARIANTS",
     "SYSTEM_PROMPT",
     "GpsReport",
     "assign_splits",

@@ -11,12 +11,14 @@ import numpy as np
 from cartoqa.geodesy import distance_km
 
 from ._cities import Cities
+from ._labels import CityLabels, fold
 
-__all__ = ["QUOTAS", "Draft", "Sampler", "distance_band"]
+__all__ = ["QUOTAS", "SPLIT_SHARES", "Draft", "Sampler", "distance_band", "split_targets"]
 
 #: GPSBench's continent quotas
 QUOTAS = {"AF": 0.20, "AS": 0.25, "EU": 0.20, "NA": 0.15, "SA": 0.15, "OC": 0.05}
 LETTERS = "ABCDEFGH"
+SPLIT_SHARES = (("train", 0.6), ("dev", 0.1), ("test", 0.3))
 
 
 @dataclass
@@ -28,6 +30,16 @@ class Draft:
     region: str
     difficulty: str
     meta: dict[str, Any] = field(default_factory=dict)
+    split: str | None = None
+    """The split this sample must go to (name disambiguation deals its name groups to
+    splits); None lets ``generate`` deal it by stratum."""
+
+
+def split_targets(n: int) -> dict[str, int]:
+    """train/dev/test sizes for ``n`` samples: 60/10/30, exact in total."""
+    targets = {name: round(share * n) for name, share in SPLIT_SHARES[:-1]}
+    targets[SPLIT_SHARES[-1][0]] = n - sum(targets.values())
+    return targets
 
 
 def distance_band(km: float) -> str:
@@ -38,9 +50,14 @@ def distance_band(km: float) -> str:
 class Sampler:
     """Draws cities by the quota rules with one seeded generator."""
 
-    def __init__(self, cities: Cities, rng: np.random.Generator) -> None:
+    def __init__(
+        self, cities: Cities, rng: np.random.Generator, per_task: int | None = None
+    ) -> None:
         self.c = cities
         self.rng = rng
+        self.per_task = per_task
+        """How many samples the task will draw (None: not known, as in a test)."""
+        self._labels: CityLabels | None = None
         self.by_continent = {k: np.flatnonzero(cities.continent == k) for k in QUOTAS}
         self._keys = list(QUOTAS)
         self.memo: dict[str, Any] = {}
@@ -127,5 +144,26 @@ class Sampler:
     def label(self, i: int) -> str:
         return f"{self.c.name[i]} ({self.c.lat[i]:.4f}, {self.c.lon[i]:.4f})"
 
-    def named(self, i: int) -> str:
-        return f"{self.c.name[i]}, {self.c.country_name[i]}"
+    @property
+    def labels(self) -> CityLabels:
+        if self._labels is None:
+            self._labels = CityLabels(self.c)
+        return self._labels
+
+    def named(self, *idx: int) -> list[str] | None:
+        """ "Name, Country" labels (the province added where the country has namesakes) for
+        these cities, or None, counted as ``ambiguous_name``, when one fits several cities."""
+        out = [self.labels.with_country(i) for i in idx]
+        if any(x is None for x in out):
+            self.reject("ambiguous_name")
+            return None
+        return [x for x in out if x is not None]
+
+    def bare_names(self, *idx: int) -> list[str] | None:
+        """The names alone where each picks out one city (``_labels``), or None, counted as
+        ``ambiguous_name``."""
+        out = [self.labels.bare(i) for i in idx]
+        if any(x is None for x in out) or len({fold(x or "") for x in out}) < len(out):
+            self.reject("ambiguous_name")
+            return None
+        return [x for x in out if x is not None]

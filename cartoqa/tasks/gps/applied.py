@@ -10,7 +10,8 @@ from cartoqa.geodesy import distance_km, interpolate
 from cartoqa.records import BooleanTruth, ChoiceTruth, GroupingTruth, NumberTruth, TextTruth
 
 from ._cities import CONTINENT_NAMES
-from ._sampling import Draft, Sampler
+from ._name_groups import load_name_groups, split_groups
+from ._sampling import SPLIT_SHARES, Draft, Sampler, split_targets
 from ._terrain import TERRAIN_CLASSES, TerrainSampler, load_terrain
 from .pure import direction_question
 
@@ -27,19 +28,41 @@ def _noisy(s: Sampler, i: int, sigma_m: float) -> tuple[float, float]:
     return lat + float(dlat), lon + float(dlon)
 
 
+#: place association's population bands, by difficulty (GPSBench's)
+POPULATION_BANDS = {"easy": (500_000, 10**12), "medium": (100_000, 500_000), "hard": (0, 100_000)}
+
+
+def _population_pools(s: Sampler) -> dict[tuple[str, str], np.ndarray]:
+    """(band, continent) -> the cities of that population band on that continent."""
+    if "population_pools" not in s.memo:
+        pop = s.c.population
+        s.memo["population_pools"] = {
+            (band, k): np.intersect1d(s.by_continent[k], np.flatnonzero((pop >= lo) & (pop < hi)))
+            for band, (lo, hi) in POPULATION_BANDS.items()
+            for k in s.by_continent
+        }
+    pools: dict[tuple[str, str], np.ndarray] = s.memo["population_pools"]
+    return pools
+
+
 def place_association(s: Sampler, n: int) -> Draft:
-    """The city at a (noisy) point.  A point nearer another GeoNames city than the answer
-    would make two answers right: it is drawn again, and counted (``nearer_another_city``)."""
+    """The city at a (noisy) point, stratified by population: the three bands take turns
+    (every noise level meets every band), the continent by quota.  A point nearer another
+    GeoNames city than the answer would make two answers right: it is drawn again, and
+    counted (``nearer_another_city``)."""
     sigma = NOISE_M[n % len(NOISE_M)]
+    band = list(POPULATION_BANDS)[(n // len(NOISE_M)) % len(POPULATION_BANDS)]
+    pools = _population_pools(s)
     while True:
-        i = s.city()
+        pool = pools[band, s.continent()]
+        i = int(pool[s.rng.integers(pool.size)])
         lat, lon = _noisy(s, i, sigma)
         d = np.asarray(distance_km(lat, lon, s.c.lat, s.c.lon))
         if d[i] <= d.min():
             break
         s.reject("nearer_another_city")
     pop = int(s.c.population[i])
-    difficulty = "easy" if pop >= 500_000 else "medium" if pop >= 100_000 else "hard"
+    difficulty = band
     text = (
         f"Which city (population over 15,000) is at or next to {lat:.5f}, {lon:.5f}? "
         "Give its name, then its province or state and country, as "
@@ -57,68 +80,89 @@ def place_association(s: Sampler, n: int) -> Draft:
     return Draft(text, truth, str(s.c.subregion[i]), difficulty, meta)
 
 
-_GROUPS: dict[int, list[list[int]]] = {}
-
-
-def _name_groups(s: Sampler) -> list[list[int]]:
-    key = id(s.c)
-    if key not in _GROUPS:
-        by: dict[str, list[int]] = defaultdict(list)
-        for i, name in enumerate(s.c.name):
-            by[name.casefold()].append(i)
-        groups = []
-        for idx in by.values():
-            countries = {s.c.country[i] for i in idx}
-            if len(idx) >= 4 and len(countries) >= 4:
-                groups.append(idx)
-        _GROUPS[key] = groups
-    return _GROUPS[key]
+def _group_plan(s: Sampler) -> tuple[list[str], dict[str, list[int]]]:
+    """The split of each sample (60/10/30, exact, in a seeded order) and the name groups
+    dealt to each split: a name group, and so a (name, answer) pair, is in one split only."""
+    if "group_plan" not in s.memo:
+        n = s.per_task or 10
+        plan = [name for name, k in split_targets(n).items() for _ in range(k)]
+        plan = [plan[int(i)] for i in s.rng.permutation(n)]
+        s.memo["group_plan"] = (plan, split_groups(load_name_groups(), SPLIT_SHARES, s.rng))
+    plan_and_groups: tuple[list[str], dict[str, list[int]]] = s.memo["group_plan"]
+    return plan_and_groups
 
 
 def name_disambiguation(s: Sampler, n: int) -> Draft:
-    groups = _name_groups(s)
-    idx = groups[int(s.rng.integers(len(groups)))]
+    """Four cities of one name in four countries (GeoNames cities1000, ``_name_groups``);
+    which one is at a point 100-500 m from one of them.  The sample's split is the split its
+    name group was dealt to."""
+    plan, by_split = _group_plan(s)
+    split = plan[n % len(plan)]
+    groups = load_name_groups()
+    pool = by_split[split]
+    group = groups[pool[int(s.rng.integers(len(pool)))]]
     picks: list[int] = []
-    for i in s.rng.permutation(idx):
-        if s.c.country[int(i)] not in {s.c.country[j] for j in picks}:
-            picks.append(int(i))
+    for k in s.rng.permutation(len(group.places)):
+        if group.places[int(k)].country not in {group.places[j].country for j in picks}:
+            picks.append(int(k))
         if len(picks) == 4:
             break
-    answer = picks[0]
-    lat, lon = _noisy(s, answer, float(s.rng.uniform(100, 500)))
-    opts, letter = s.options(s.named(answer), [s.named(j) for j in picks[1:]])
+    places = [group.places[k] for k in picks]
+    answer = places[0]
+    sigma = float(s.rng.uniform(100, 500))
+    lat = answer.lat + float(s.rng.normal(0, sigma / 111_000))
+    lon = answer.lon + float(s.rng.normal(0, sigma / (111_000 * np.cos(np.radians(answer.lat)))))
+    labels = [f"{p.name}, {p.country_name}" for p in places]
+    opts, letter = s.options(labels[0], labels[1:])
     listed = s.listed(opts)
     text = (
-        f"Several cities are called {s.c.name[answer]}. Which one is at {lat:.5f}, {lon:.5f}?\n"
+        f"Several cities are called {answer.name}. Which one is at {lat:.5f}, {lon:.5f}?\n"
         f"{listed}\nAnswer with the letter: FINAL ANSWER: <letter>"
     )
     return Draft(
         text,
         ChoiceTruth(answer=letter, options=opts),
-        str(s.c.subregion[answer]),
+        answer.subregion,
         "medium",
-        {"group_size": len(idx)},
+        {"group_size": len(group.places), "name_group": group.key},
+        split=split,
     )
 
 
+#: applied relative position's distance bands by difficulty: the nearer, the harder
+BAND_DIFFICULTY = {(200, 500): "hard", (500, 1000): "medium"}
+
+
 def relative_position_applied(s: Sampler, n: int) -> Draft:
+    """Two same-continent cities by name only; the distance bands take turns."""
     lo, hi = BANDS_KM[n % len(BANDS_KM)]
-    i, j, km = s.pair(lo, hi, same_continent=True)
-    question = f"In which direction does {s.named(j)} lie from {s.named(i)}?"
-    return direction_question(s, i, j, question, {"band_km": f"{lo}-{hi}"}, km)
+    while True:
+        i, j, km = s.pair(lo, hi, same_continent=True)
+        names = s.named(j, i)
+        if names:
+            break
+    question = f"In which cardinal direction does {names[0]} lie from {names[1]}?"
+    d = direction_question(s, i, j, question, {"band_km": f"{lo}-{hi}"}, km)
+    d.difficulty = BAND_DIFFICULTY.get((lo, hi), "easy")
+    return d
 
 
 def proximity(s: Sampler, n: int) -> Draft:
-    idx = s.spread(5, 100)
+    while True:
+        idx = s.spread(5, 100)
+        names = s.named(*idx)
+        if names:
+            break
     ref, cands = idx[0], idx[1:]
+    label = dict(zip(idx, names, strict=True))
     c = s.c
     d = [float(distance_km(c.lat[ref], c.lon[ref], c.lat[j], c.lon[j])) for j in cands]
     order = np.argsort(d)
     nearest = cands[int(order[0])]
-    opts, letter = s.options(s.named(nearest), [s.named(j) for j in cands if j != nearest])
+    opts, letter = s.options(label[nearest], [label[j] for j in cands if j != nearest])
     listed = s.listed(opts)
     text = (
-        f"Which of these cities is nearest to {s.named(ref)}?\n{listed}\n"
+        f"Which of these cities is nearest to {label[ref]}?\n{listed}\n"
         "Answer with the letter: FINAL ANSWER: <letter>"
     )
     ratio = d[int(order[1])] / max(d[int(order[0])], 1.0)
@@ -127,6 +171,9 @@ def proximity(s: Sampler, n: int) -> Draft:
 
 
 def route_analysis(s: Sampler, n: int) -> Draft:
+    """Is a third city on the way between two others, named only (knowing where they are is
+    the task): "on the way" when going through it adds less than 10 % to the great-circle
+    distance.  Legs of 200 km or more; about half the waypoints are drawn near the route."""
     c = s.c
     for _ in range(1000):
         a, b, direct = s.pair(400)
@@ -145,11 +192,14 @@ def route_analysis(s: Sampler, n: int) -> Draft:
         ]
         if min(legs) < 200:
             continue
+        names = s.named(a, b, w)
+        if not names:
+            continue
         detour = (sum(legs) - direct) / direct
         text = (
-            f"Driving the great-circle route from {s.label(a)} to {s.label(b)}, is "
-            f"{s.label(w)} on the way, meaning the detour through it adds less than 10% to the "
-            "distance? Answer yes or no: FINAL ANSWER: <yes or no>"
+            f"Travelling the shortest (great-circle) way from {names[0]} to {names[1]}, is "
+            f"{names[2]} on the way, that is, would going through it make the journey less "
+            "than 10% longer? Answer yes or no: FINAL ANSWER: <yes or no>"
         )
         difficulty = (
             "hard" if abs(detour - 0.1) < 0.05 else "medium" if abs(detour - 0.1) < 0.2 else "easy"
@@ -183,31 +233,44 @@ def spatial_patterns(s: Sampler, n: int) -> Draft:
         mean = dm.sum(axis=1) / 4
         ranked = np.sort(mean)
         if mean[4] > 2 * np.median(mean) and mean[4] > 1.3 * ranked[-2]:
-            names = [s.named(i) for i in idx]
-            if len(set(names)) < 5:
+            names = s.bare_names(*idx)
+            if not names:
                 continue
-            opts, letter = s.options(names[4], names[:4], k=5)
-            listed = s.listed(opts)
+            order = [int(k) for k in s.rng.permutation(5)]
+            listed = "; ".join(names[k] for k in order)
             text = (
-                f"Four of these cities lie in one region and one lies far from them. Which is the "
-                f"odd one out?\n{listed}\nAnswer with the letter: FINAL ANSWER: <letter>"
+                f"Four of these cities (each of over 15,000 people) lie in one region and one "
+                f"lies far from them: {listed}. Which city is the odd one out? "
+                "Give its name: FINAL ANSWER: <city>"
             )
+            alts = [a for a in c.alternates[out] if a and a != c.name[out]]
             margin = mean[4] / ranked[-2]
             difficulty = "easy" if margin > 3 else "medium" if margin > 1.8 else "hard"
-            return Draft(text, ChoiceTruth(answer=letter, options=opts), str(home), difficulty)
+            return Draft(
+                text,
+                TextTruth(answer=names[4], accepted=alts),
+                str(home),
+                difficulty,
+                {"outlier_region": str(away)},
+            )
     raise RuntimeError("no valid spatial pattern found")
 
 
 def boundary_analysis(s: Sampler, n: int) -> Draft:
     c = s.c
     k = 4 + n % 3
-    idx = s.spread(k, 100)
+    while True:
+        idx = s.spread(k, 100)
+        names = s.bare_names(*idx)
+        if names:
+            break
     groups: dict[str, list[str]] = defaultdict(list)
-    for i in idx:
-        groups[CONTINENT_NAMES[str(c.continent[i])]].append(c.name[i])
-    listed = "; ".join(s.named(i) for i in idx)
+    for i, name in zip(idx, names, strict=True):
+        groups[CONTINENT_NAMES[str(c.continent[i])]].append(name)
+    listed = "; ".join(names)
     text = (
-        f"Group these cities by continent: {listed}. Use the continent names Africa, Asia, "
+        f"Group these cities (each of over 15,000 people) by continent: {listed}. Use the "
+        "continent names Africa, Asia, "
         "Europe, North America, South America, Oceania, as "
         'FINAL ANSWER: {"<continent>": ["<city>", ...], ...}'
     )
@@ -222,18 +285,22 @@ def boundary_analysis(s: Sampler, n: int) -> Draft:
 
 
 def missing_data(s: Sampler, n: int) -> Draft:
-    i = s.city()
+    while True:
+        i = s.city()
+        names = s.named(i)
+        if names:
+            break
     c = s.c
     if n % 2 == 0:
         text = (
-            f"{s.named(i)} is at latitude {c.lat[i]:.4f}. What is its longitude? "
+            f"{names[0]} is at latitude {c.lat[i]:.4f}. What is its longitude? "
             "FINAL ANSWER: <longitude in degrees, negative for west>"
         )
         truth = NumberTruth(value=round(float(c.lon[i]), 5), unit="deg")
         meta = {"given": "latitude"}
     else:
         text = (
-            f"{s.named(i)} is at longitude {c.lon[i]:.4f}. What is its latitude? "
+            f"{names[0]} is at longitude {c.lon[i]:.4f}. What is its latitude? "
             "FINAL ANSWER: <latitude in degrees, negative for south>"
         )
         truth = NumberTruth(value=round(float(c.lat[i]), 5), unit="deg")

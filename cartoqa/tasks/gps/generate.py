@@ -26,14 +26,16 @@ from cartoqa.stores import DatasetWriter
 
 from ._admin1 import ADMIN1_SOURCE
 from ._cities import GEONAMES_SOURCE, load_cities
-from ._sampling import Draft, Sampler
+from ._name_groups import NAME_GROUPS_SOURCE
+from ._sampling import SPLIT_SHARES, Draft, Sampler, split_targets
 from ._terrain import TERRAIN_SOURCE
 from .applied import APPLIED_TASKS
-from .pure import PURE_TASKS
+from .pure import PURE_TASKS, PURE_VARIANTS
 
 __all__ = [
     "GPS_CREDITS",
     "GPS_TASKS",
+    "GPS_VARIANTS",
     "SPLIT_SHARES",
     "SYSTEM_PROMPT",
     "GpsReport",
@@ -41,17 +43,26 @@ __all__ = [
     "generate_gps",
 ]
 
+#: GPSBench's 17 tasks and its missing-data probe, in the paper's question forms
 GPS_TASKS: dict[str, Callable[[Sampler, int], Draft]] = {**PURE_TASKS, **APPLIED_TASKS}
+#: richer forms, generated only when asked for by name; their track is "variant", so they
+#: never enter the Pure, Applied or overall scores
+GPS_VARIANTS: dict[str, Callable[[Sampler, int], Draft]] = dict(PURE_VARIANTS)
 TRACKS = {**dict.fromkeys(PURE_TASKS, "pure"), **dict.fromkeys(APPLIED_TASKS, "applied")}
 TRACKS["missing_data"] = "probe"
+TRACKS.update(dict.fromkeys(GPS_VARIANTS, "variant"))
+_MAKERS = {**GPS_TASKS, **GPS_VARIANTS}
 #: where a task's data come from, besides GeoNames cities15000
-SOURCES = {"place_association": ADMIN1_SOURCE, "terrain_classification": TERRAIN_SOURCE}
+SOURCES = {
+    "place_association": ADMIN1_SOURCE,
+    "terrain_classification": TERRAIN_SOURCE,
+    "name_disambiguation": NAME_GROUPS_SOURCE,
+}
 #: the one-line credit a user sees with a GPS set
 GPS_CREDITS = (
     "City data: GeoNames (CC BY 4.0). Terrain: Köppen-Geiger zones (Rubel et al. 2016), "
     "GLOBE land/sea mask (NOAA)."
 )
-SPLIT_SHARES = (("train", 0.6), ("dev", 0.1), ("test", 0.3))
 SYSTEM_PROMPT = (
     "You are an expert in GPS coordinates, geodesy and geography. You may reason before "
     "answering. End your reply with one line of the form FINAL ANSWER: <answer>. For a "
@@ -73,8 +84,7 @@ def assign_splits(strata: Sequence[str], rng: np.random.Generator) -> list[str]:
     """train/dev/test for each item, 60/10/30 within every stratum as nearly as possible and
     exactly over all items."""
     n = len(strata)
-    targets = {"train": round(0.6 * n), "dev": round(0.1 * n)}
-    targets["test"] = n - targets["train"] - targets["dev"]
+    targets = split_targets(n)
     order = sorted(range(n), key=lambda i: (strata[i], rng.random()))
     given = dict.fromkeys(targets, 0)
     out = [""] * n
@@ -102,12 +112,14 @@ def generate_gps(
     overwrite: bool = False,
     on_task: Callable[[str, int], None] | None = None,
 ) -> GpsReport:
-    """Write ``per_task`` samples of each task (default: all) to a dataset at ``out``."""
+    """Write ``per_task`` samples of each task (default: GPSBench's 17 and the probe; the
+    variants only by name) to a dataset at ``out``."""
     names = list(tasks or GPS_TASKS)
-    unknown = sorted(set(names) - set(GPS_TASKS))
+    unknown = sorted(set(names) - set(_MAKERS))
     if unknown:
         raise CartoqaError(
-            f"--tasks {','.join(unknown)}: not a GPS task; known: {', '.join(GPS_TASKS)}"
+            f"--tasks {','.join(unknown)}: not a GPS task; known: {', '.join(GPS_TASKS)}; "
+            f"variants: {', '.join(GPS_VARIANTS)}"
         )
     if per_task < 10:
         raise CartoqaError(f"--per-task {per_task}: need at least 10 to split 60/10/30")
@@ -122,10 +134,13 @@ def generate_gps(
         t0 = time.perf_counter()
         for task in names:
             rng = np.random.default_rng(_seed(seed, task))
-            sampler = Sampler(cities, rng)
-            make = GPS_TASKS[task]
+            sampler = Sampler(cities, rng, per_task)
+            make = _MAKERS[task]
             drafts = [make(sampler, n) for n in range(per_task)]
-            splits = assign_splits([f"{d.difficulty}|{d.region}" for d in drafts], rng)
+            if all(d.split for d in drafts):  # the task dealt its own splits
+                splits = [str(d.split) for d in drafts]
+            else:
+                splits = assign_splits([f"{d.difficulty}|{d.region}" for d in drafts], rng)
             prov = provenance_of.setdefault(
                 task,
                 Provenance(

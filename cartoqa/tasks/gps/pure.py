@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 
 from cartoqa.geodesy import (
@@ -29,7 +31,7 @@ from cartoqa.records import (
 
 from ._sampling import Draft, Sampler, distance_band
 
-__all__ = ["PURE_TASKS"]
+__all__ = ["PURE_TASKS", "PURE_VARIANTS"]
 
 KM_PER_MILE = 1.609344
 SECTORS = ["N", "NE", "E", "SE", "S", "SW", "W", "NW"]
@@ -80,23 +82,22 @@ def coordinate_transformation(s: Sampler, n: int) -> Draft:
     if mode in ("to_utm", "from_utm"):
         u = to_utm(lat, lon)
         hemi = "north" if lat >= 0 else "south"
-        if mode == "to_utm":
+        if mode == "to_utm":  # the zone is given, as in GPSBench
             text = (
-                f"Convert {lat:.6f}, {lon:.6f} (WGS84 decimal degrees) to UTM. Give zone number, "
-                'easting and northing in metres as FINAL ANSWER: {"zone": <n>, "easting": <m>, '
-                '"northing": <m>}'
+                f"Convert {lat:.6f}, {lon:.6f} (WGS84 decimal degrees) to UTM zone {u.zone}, "
+                f"{hemi}ern hemisphere. Give easting and northing in metres as "
+                'FINAL ANSWER: {"easting": <m>, "northing": <m>}'
             )
             values = {
-                "zone": float(u.zone),
                 "easting": round(float(u.easting_m), 2),
                 "northing": round(float(u.northing_m), 2),
             }
             truth = ValuesTruth(
                 values=values,
-                tolerances={"zone": 0, "easting": 10, "northing": 10},
+                tolerances={"easting": 10, "northing": 10},
                 units={"easting": "m", "northing": "m"},
             )
-            return Draft(text, truth, region, "medium", {"mode": mode})
+            return Draft(text, truth, region, "medium", {"mode": mode, "zone": int(u.zone)})
         text = (
             f"A point has UTM zone {u.zone}, {hemi}ern hemisphere, easting "
             f"{float(u.easting_m):.2f} m, northing {float(u.northing_m):.2f} m (WGS84). "
@@ -198,16 +199,35 @@ def _regional(s: Sampler, k: int) -> list[int]:
     raise RuntimeError("no regional polygon found")
 
 
-def polygon(s: Sampler, n: int) -> Draft:
+def _polygon_prompt(s: Sampler, n: int) -> tuple[list[int], str, str]:
     k = 3 + n % 4
     idx = _regional(s, k)
+    pts = "; ".join(s.label(i) for i in idx)
+    difficulty = ("easy", "easy", "medium", "hard")[k - 3]
+    return idx, f"These cities are the vertices of a polygon, in order: {pts}.", difficulty
+
+
+def polygon(s: Sampler, n: int) -> Draft:
+    """GPSBench's form: the area of a 3-6 vertex regional polygon, within 5 %."""
+    idx, given, difficulty = _polygon_prompt(s, n)
+    c = s.c
+    area = float(polygon_area_km2(c.lat[idx], c.lon[idx]))
+    text = (
+        f"{given} On a sphere of radius 6371 km, what is its area? Give it in square "
+        "kilometres as FINAL ANSWER: <number> km²"
+    )
+    truth = NumberTruth(value=round(area, 2), unit="km2")
+    return Draft(text, truth, _region(s, idx[0]), difficulty, {"vertices": len(idx)})
+
+
+def polygon_perimeter(s: Sampler, n: int) -> Draft:
+    """Variant: area and perimeter together, each within 5 %."""
+    idx, given, difficulty = _polygon_prompt(s, n)
     c = s.c
     area = float(polygon_area_km2(c.lat[idx], c.lon[idx]))
     perim = float(polygon_perimeter_km(c.lat[idx], c.lon[idx]))
-    pts = "; ".join(s.label(i) for i in idx)
     text = (
-        f"These cities are the vertices of a polygon, in order: {pts}. On a sphere of radius "
-        "6371 km, what are its area and perimeter? Give them as "
+        f"{given} On a sphere of radius 6371 km, what are its area and perimeter? Give them as "
         'FINAL ANSWER: {"area_km2": <number>, "perimeter_km": <number>}'
     )
     truth = ValuesTruth(
@@ -215,8 +235,7 @@ def polygon(s: Sampler, n: int) -> Draft:
         tolerances={"area_km2": round(0.05 * area, 3), "perimeter_km": round(0.05 * perim, 3)},
         units={"area_km2": "km2", "perimeter_km": "km"},
     )
-    difficulty = ("easy", "easy", "medium", "hard")[k - 3]
-    return Draft(text, truth, _region(s, idx[0]), difficulty, {"vertices": k})
+    return Draft(text, truth, _region(s, idx[0]), difficulty, {"vertices": len(idx)})
 
 
 BBOX_TOLERANCES = {
@@ -230,31 +249,53 @@ BBOX_TOLERANCES = {
     "centroid_lon": 0.01,
     "diagonal_km": 10.0,
 }
+#: GPSBench's bounding box: the four bounds
+BBOX_BOUNDS = ("min_lat", "max_lat", "min_lon", "max_lon")
 
 
-def bounding_box_task(s: Sampler, n: int) -> Draft:
+def _bbox(s: Sampler, n: int, keys: tuple[str, ...], ask: str, tolerances: str) -> Draft:
     k = 3 + n % 6
     idx = s.spread(k, 100)
     c = s.c
     box = bounding_box(c.lat[idx], c.lon[idx])._asdict()
     pts = "; ".join(s.label(i) for i in idx)
-    keys = ", ".join(f'"{k_}": <number>' for k_ in BBOX_TOLERANCES)
+    listed = ", ".join(f'"{k_}": <number>' for k_ in keys)
     text = (
-        f"For these cities: {pts}, give the bounding box (plain minimum and maximum of latitude "
-        "and longitude), the centre of the bounds, the centroid (mean of the coordinates) and "
-        "the great-circle length of the diagonal from the south-west to the north-east corner "
-        f"in km. Tolerances: 0.01 degrees, 10 km. FINAL ANSWER: {{{keys}}}"
+        f"For these cities: {pts}, give {ask} Tolerances: {tolerances}. FINAL ANSWER: {{{listed}}}"
     )
     truth = ValuesTruth(
-        values={k_: round(float(v), 6) for k_, v in box.items()},
-        tolerances=BBOX_TOLERANCES,
-        units={"diagonal_km": "km"},
+        values={k_: round(float(box[k_]), 6) for k_ in keys},
+        tolerances={k_: BBOX_TOLERANCES[k_] for k_ in keys},
+        units={"diagonal_km": "km"} if "diagonal_km" in keys else {},
     )
     difficulty = "easy" if k <= 4 else "medium" if k <= 6 else "hard"
     return Draft(text, truth, _region(s, idx[0]), difficulty, {"points": k})
 
 
-def route_geometry(s: Sampler, n: int) -> Draft:
+def bounding_box_task(s: Sampler, n: int) -> Draft:
+    """GPSBench's form: the minimum and maximum latitude and longitude, each within 0.01°."""
+    return _bbox(
+        s, n, BBOX_BOUNDS, "the bounding box: the minimum and maximum latitude and longitude.",
+        "0.01 degrees",
+    )  # fmt: skip
+
+
+def bounding_box_full(s: Sampler, n: int) -> Draft:
+    """Variant: the bounds, the centre of the bounds, the centroid and the diagonal."""
+    return _bbox(
+        s,
+        n,
+        tuple(BBOX_TOLERANCES),
+        "the bounding box (plain minimum and maximum of latitude and longitude), the centre "
+        "of the bounds, the centroid (mean of the coordinates) and the great-circle length of "
+        "the diagonal from the south-west to the north-east corner in km.",
+        "0.01 degrees, 10 km",
+    )
+
+
+def _path(s: Sampler, n: int) -> tuple[list[float], list[float], float, list[int], str, str]:
+    """A random path of 8-15 points 3-30 km apart, an RDP tolerance, the indices RDP keeps,
+    the difficulty and the region of its first point."""
     k = 8 + n % 8
     start = s.city()
     lat, lon = float(s.c.lat[start]), float(s.c.lon[start])
@@ -268,34 +309,92 @@ def route_geometry(s: Sampler, n: int) -> Draft:
         lats.append(round(lat, 5))
         lons.append(round(lon, 5))
     lats[0], lons[0] = round(lats[0], 5), round(lons[0], 5)
-    eps = float(s.rng.choice([0.5, 1.0, 1.5, 2.0]))
+    eps = float(s.rng.choice(RDP_TOLERANCES_KM))
     kept = [int(v) for v in simplify_rdp(lats, lons, eps)]
+    difficulty = "easy" if k <= 10 else "medium" if k <= 12 else "hard"
+    return lats, lons, eps, kept, difficulty, _region(s, start)
+
+
+RDP_TOLERANCES_KM = (0.5, 1.0, 1.5, 2.0)
+
+
+def _path_text(lats: list[float], lons: list[float], eps: float) -> str:
     pts = "\n".join(
         f"{j}: {a:.5f}, {b:.5f}" for j, (a, b) in enumerate(zip(lats, lons, strict=True))
     )
-    text = (
+    return (
         f"Simplify this path with the Ramer-Douglas-Peucker algorithm, tolerance {eps:g} km "
         f"(great-circle cross-track distances), keeping the first and last point:\n{pts}\n"
-        "Which point indices are kept? FINAL ANSWER: [<i>, <j>, ...]"
     )
-    difficulty = "easy" if k <= 10 else "medium" if k <= 12 else "hard"
+
+
+def _wrong_lists(s: Sampler, lats: list[float], lons: list[float], kept: list[int]) -> list[str]:
+    """Three index lists RDP does not give: what other tolerances keep, then the right list
+    with one point dropped or one added (first and last always kept)."""
+    right = tuple(kept)
+    found: list[tuple[int, ...]] = []
+    for eps in (0.25, *RDP_TOLERANCES_KM, 3.0, 5.0):
+        other = tuple(int(v) for v in simplify_rdp(lats, lons, eps))
+        if other != right and other not in found:
+            found.append(other)
+    inner = kept[1:-1]
+    dropped = [j for j in range(1, len(lats) - 1) if j not in kept]
+    edits = [tuple(x for x in right if x != j) for j in inner]
+    edits += [tuple(sorted((*right, j))) for j in dropped]
+    for e in (edits[int(k)] for k in s.rng.permutation(len(edits))):
+        if e != right and e not in found:
+            found.append(e)
+    picks = [found[int(k)] for k in s.rng.permutation(len(found))[:3]]
+    return [json.dumps(list(p)) for p in picks]
+
+
+def route_geometry(s: Sampler, n: int) -> Draft:
+    """GPSBench's form: which of four index lists RDP keeps (multiple choice)."""
+    lats, lons, eps, kept, difficulty, region = _path(s, n)
+    opts, letter = s.options(json.dumps(kept), _wrong_lists(s, lats, lons, kept))
+    text = (
+        f"{_path_text(lats, lons, eps)}Which point indices are kept?\n{s.listed(opts)}\n"
+        "Answer with the letter: FINAL ANSWER: <letter>"
+    )
+    return Draft(
+        text,
+        ChoiceTruth(answer=letter, options=opts),
+        region,
+        difficulty,
+        {"epsilon_km": eps, "points": len(lats)},
+    )
+
+
+def route_geometry_indices(s: Sampler, n: int) -> Draft:
+    """Variant: the kept indices written out, with no options to choose from."""
+    lats, lons, eps, kept, difficulty, region = _path(s, n)
+    text = (
+        f"{_path_text(lats, lons, eps)}Which point indices are kept? FINAL ANSWER: [<i>, <j>, ...]"
+    )
     return Draft(
         text,
         IndicesTruth(indices=kept),
-        _region(s, start),
+        region,
         difficulty,
-        {"epsilon_km": eps, "points": k},
+        {"epsilon_km": eps, "points": len(lats)},
     )
 
 
-def direction_question(s: Sampler, i: int, j: int, question: str, meta: dict, km: float) -> Draft:
-    """A multiple-choice direction question: the 8-sector compass point of the initial bearing
-    from city i to city j, against three other sectors."""
+CARDINALS = ["N", "E", "S", "W"]
+
+
+def direction_question(
+    s: Sampler, i: int, j: int, question: str, meta: dict, km: float, points: int = 4
+) -> Draft:
+    """A multiple-choice direction question on the initial bearing from city i to city j:
+    the four cardinal directions (N [315, 45), E [45, 135), ...), or all eight compass points
+    (45-degree sectors, N [337.5, 22.5)), as options."""
     c = s.c
     b = float(initial_bearing_deg(c.lat[i], c.lon[i], c.lat[j], c.lon[j]))
-    sector = str(compass_direction(b))
+    sector = str(compass_direction(b, points=points))
+    names = CARDINALS if points == 4 else SECTORS
     opts, letter = s.options(
-        SECTOR_NAMES[sector], [SECTOR_NAMES[x] for x in SECTORS if x != sector]
+        SECTOR_NAMES[sector], [SECTOR_NAMES[x] for x in names if x != sector], k=points
     )
     listed = s.listed(opts)
     text = f"{question}\n{listed}\nAnswer with the letter: FINAL ANSWER: <letter>"
@@ -309,11 +408,23 @@ def direction_question(s: Sampler, i: int, j: int, question: str, meta: dict, km
 
 
 def relative_position_pure(s: Sampler, n: int) -> Draft:
+    """GPSBench's form: north, east, south or west, by the initial bearing."""
     i, j, km = s.pair(100)
     question = (
-        f"Going by the initial bearing, in which direction does {s.label(j)} lie from {s.label(i)}?"
+        f"Going by the initial bearing, in which cardinal direction does {s.label(j)} lie from "
+        f"{s.label(i)}?"
     )
     return direction_question(s, i, j, question, {}, km)
+
+
+def relative_position_pure_8(s: Sampler, n: int) -> Draft:
+    """Variant: the eight compass points as options."""
+    i, j, km = s.pair(100)
+    question = (
+        f"Going by the initial bearing, which of the eight compass points gives the direction "
+        f"of {s.label(j)} from {s.label(i)}?"
+    )
+    return direction_question(s, i, j, question, {}, km, points=8)
 
 
 PURE_TASKS = {
@@ -326,4 +437,11 @@ PURE_TASKS = {
     "bounding_box": bounding_box_task,
     "route_geometry": route_geometry,
     "relative_position_pure": relative_position_pure,
+}
+#: richer forms than GPSBench's, each its own task so their scores never mix with the paper's
+PURE_VARIANTS = {
+    "polygon_perimeter": polygon_perimeter,
+    "bounding_box_full": bounding_box_full,
+    "route_geometry_indices": route_geometry_indices,
+    "relative_position_pure_8": relative_position_pure_8,
 }
