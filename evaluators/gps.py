@@ -269,6 +269,16 @@ def city_names(written: str) -> set[str]:
     return {_fold(n) for n in out if n.strip()}
 
 
+def _names_city(text: str, names: set[str]) -> bool:
+    """Whether the first field of an answer is one of these folded names (``city_names``); a
+    name with commas of its own ("Sant Pere, Santa Caterina i La Ribera") is matched as the
+    answer's beginning."""
+    if city_names(text.split(",", 1)[0]) & names:
+        return True
+    folded = _fold(text[:300])
+    return any("," in n and (folded == n or folded.startswith(n + ",")) for n in names)
+
+
 # names pycountry does not hold, or holds otherwise; folded (see _fold) -> alpha-2
 _COUNTRY_ALIASES = {
     "usa": "US", "u.s.a": "US", "u.s": "US", "us": "US", "america": "US",
@@ -429,7 +439,6 @@ def _score(sample: Sample, response: str) -> GpsScore:
     if task == "place_association":
         assert isinstance(truth, TextTruth)
         text = final_answer_text(response)
-        written = city_names(text.split(",", 1)[0])
         names = {_fold(n) for n in [truth.answer, *truth.accepted]}
         country = str(md.get("country") or "")
         country_ok = _country_ok(text, country)
@@ -437,7 +446,7 @@ def _score(sample: Sample, response: str) -> GpsScore:
         province_ok = (
             province_matches(text, str(province), str(md.get("admin1") or "")) if province else None
         )
-        ok = bool(written & names)
+        ok = _names_city(text, names)
         return GpsScore(
             ok,
             why=None if ok else "another place",
@@ -445,8 +454,8 @@ def _score(sample: Sample, response: str) -> GpsScore:
             province_correct=province_ok,
         )
     if isinstance(truth, TextTruth):  # a city's name (spatial patterns)
-        written = city_names(final_answer_text(response).split(",", 1)[0])
-        ok = bool(written & {_fold(n) for n in [truth.answer, *truth.accepted]})
+        names = {_fold(n) for n in [truth.answer, *truth.accepted]}
+        ok = _names_city(final_answer_text(response), names)
         return GpsScore(ok, why=None if ok else "another place")
     if isinstance(truth, ChoiceTruth):
         parsed: object = parse_choice(final_answer_text(response), truth.options)

@@ -25,6 +25,7 @@ from ._shapes import (
     path_length_m,
     polygon_area_km2,
     polygon_perimeter_km,
+    rdp_thresholds_km,
     simplify_rdp,
 )
 from ._sphere import (
@@ -57,6 +58,7 @@ __all__ = [
     "path_length_m",
     "polygon_area_km2",
     "polygon_perimeter_km",
+    "rdp_thresholds_km",
     "simplify_rdp",
     "to_dms",
     "to_utm",

@@ -115,27 +115,41 @@ def simplify_rdp(lats: ArrayLike, lons: ArrayLike, epsilon_km: float) -> NDArray
     great-circle segment joining the kept vertices around it.  The first and
     last vertices are always kept; indices come out sorted.
     """
-    la, lo = as_path(lats, lons, min_points=1)
     eps = float(as_float("epsilon_km", epsilon_km))
     if eps < 0:
         raise CoordinateError(f"epsilon_km={eps!r} is negative; pass a tolerance >= 0 km")
+    return np.flatnonzero(_rdp_thresholds_rad(lats, lons) > eps / EARTH_RADIUS_KM)
+
+
+def rdp_thresholds_km(lats: ArrayLike, lons: ArrayLike) -> NDArray[np.float64]:
+    """For each vertex, the largest tolerance at which RDP still keeps it (infinite for the
+    first and last): ``simplify_rdp(..., eps)`` keeps exactly the vertices whose threshold
+    is above ``eps``, so one call answers every tolerance.
+
+    RDP splits a segment at its farthest vertex whatever the tolerance; a vertex
+    survives while it and every vertex it was split below are farther than the
+    tolerance, so its threshold is the smallest distance on that chain.
+    """
+    return _rdp_thresholds_rad(lats, lons) * EARTH_RADIUS_KM
+
+
+def _rdp_thresholds_rad(lats: ArrayLike, lons: ArrayLike) -> NDArray[np.float64]:
+    la, lo = as_path(lats, lons, min_points=1)
     n = la.size
+    out = np.zeros(n)
+    out[0] = out[-1] = np.inf
     if n <= 2:
-        return np.arange(n, dtype=np.intp)
+        return out
     phi, lam = np.radians(la), np.radians(lo)
-    eps_rad = eps / EARTH_RADIUS_KM
-    keep = np.zeros(n, dtype=bool)
-    keep[0] = keep[-1] = True
-    stack = [(0, n - 1)]
+    stack = [(0, n - 1, np.inf)]
     while stack:
-        i, j = stack.pop()
+        i, j, above = stack.pop()
         if j - i < 2:
             continue
         d = _segment_distance_rad(phi[i + 1 : j], lam[i + 1 : j], phi[i], lam[i], phi[j], lam[j])
         k = int(np.argmax(d))
-        if d[k] > eps_rad:
-            m = i + 1 + k
-            keep[m] = True
-            stack.append((i, m))
-            stack.append((m, j))
-    return np.flatnonzero(keep)
+        m = i + 1 + k
+        out[m] = min(above, float(d[k]))
+        stack.append((i, m, out[m]))
+        stack.append((m, j, out[m]))
+    return out

@@ -16,6 +16,7 @@ from cartoqa.geodesy import (
     path_length_m,
     polygon_area_km2,
     polygon_perimeter_km,
+    rdp_thresholds_km,
     simplify_rdp,
 )
 from cartoqa.stores import load_dataset
@@ -279,3 +280,16 @@ def test_rdp_short_paths_and_bad_epsilon():
     assert simplify_rdp([1.0, 2.0], [1.0, 2.0], 1).tolist() == [0, 1]
     with pytest.raises(ValueError, match="epsilon_km=-1.0 is negative"):
         simplify_rdp([0, 1, 2], [0, 1, 2], -1)
+
+
+def test_rdp_thresholds_answer_every_tolerance_as_the_textbook_algorithm():
+    k = math.pi * EARTH_RADIUS_KM / 180
+    rng = np.random.default_rng(5)
+    for _ in range(100):
+        n = int(rng.integers(3, 25))
+        la = np.cumsum(rng.normal(0, 0.004, n))
+        lo = np.cumsum(np.abs(rng.normal(0.01, 0.004, n)))
+        th = rdp_thresholds_km(la, lo)
+        assert th[0] == th[-1] == np.inf
+        for eps in (0.0, 0.05, 0.1, 0.2, 0.4, 0.8, 5.0):
+            assert np.flatnonzero(th > eps).tolist() == planar_rdp(lo * k, la * k, eps), (n, eps)

@@ -200,6 +200,11 @@ MORON = sample(
     TextTruth(answer="Mörön", accepted=["Moron", "Murun", "Mörön"]),
     country="Mongolia",
 )
+RIBERA = sample(  # a GeoNames name with commas of its own
+    "place_association",
+    TextTruth(answer="Sant Pere, Santa Caterina i La Ribera", accepted=["la Ribera"]),
+    country="Spain",
+)
 JYV = sample(
     "place_association", TextTruth(answer="Jyväskylä", accepted=["Jyvaeskylae"]), country="Finland"
 )
@@ -214,6 +219,8 @@ JYV = sample(
         (MORON, "FINAL ANSWER: City of Mörön, Khövsgöl, Mongolia", True),
         (JYV, "FINAL ANSWER: Jyvaskyla, Central Finland, Finland", True),  # ASCII
         (JYV, "FINAL ANSWER: JYVÄSKYLÄ, Central Finland, Finland", True),
+        (RIBERA, "FINAL ANSWER: Sant Pere, Santa Caterina i La Ribera, Catalonia, Spain", True),
+        (RIBERA, "FINAL ANSWER: Sant Pere, Catalonia, Spain", False),
         (MORON, "FINAL ANSWER: Ulaangom (Ulangom), Uvs, Mongolia", False),
         (JYV, "FINAL ANSWER: Jyvaskyla city of Tampere, Finland", False),
     ],

@@ -15,6 +15,7 @@ from cartoqa.geodesy import (
     interpolate,
     polygon_area_km2,
     polygon_perimeter_km,
+    rdp_thresholds_km,
     simplify_rdp,
     to_dms,
     to_utm,
@@ -332,9 +333,10 @@ def _wrong_lists(s: Sampler, lats: list[float], lons: list[float], kept: list[in
     """Three index lists RDP does not give: what other tolerances keep, then the right list
     with one point dropped or one added (first and last always kept)."""
     right = tuple(kept)
+    thresholds = rdp_thresholds_km(lats, lons)
     found: list[tuple[int, ...]] = []
     for eps in (0.25, *RDP_TOLERANCES_KM, 3.0, 5.0):
-        other = tuple(int(v) for v in simplify_rdp(lats, lons, eps))
+        other = tuple(int(v) for v in np.flatnonzero(thresholds > eps))
         if other != right and other not in found:
             found.append(other)
     inner = kept[1:-1]

