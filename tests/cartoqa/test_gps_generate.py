@@ -11,7 +11,7 @@ from cartoqa.cli import app
 from cartoqa.models import RandomModel, Request
 from cartoqa.models.baselines import OracleModel
 from cartoqa.stores import load_dataset
-from cartoqa.tasks.gps import GPS_TASKS, assign_splits, generate_gps
+from cartoqa.tasks.gps import GPS_TASKS, GPS_VARIANTS, assign_splits, generate_gps
 from cartoqa.tasks.gps._cities import load_cities
 from cartoqa.tasks.gps._terrain import TERRAIN_CLASSES
 from evaluators.scoring import score_run
@@ -173,3 +173,27 @@ def test_continent_quotas_draw_small_sets_and_allocate_large_ones():
         assert abs(draws[k] / 20_000 - q) < 0.015
     idx = s.spread(6, 100)
     assert collections.Counter(s.c.continent[i] for i in idx) == six
+
+
+def test_variants_are_made_by_name_and_kept_out_of_the_track_scores(tmp_path):
+    r = CliRunner().invoke(
+        app,
+        ["gps", "generate", str(tmp_path / "v"), "--per-task", "20", "--tasks", "polygon,variants"],
+    )
+    assert r.exit_code == 0, r.output
+    ds = load_dataset(tmp_path / "v")
+    assert {s.task for s in ds} == {"polygon", *GPS_VARIANTS}
+    assert {(s.metadata.model_extra or {})["track"] for s in ds if s.task != "polygon"} == {
+        "variant"
+    }
+    # the oracle right on the paper's task, wrong everywhere on the variants: the overall
+    # score is the polygon's alone
+    answers = _answers(OracleModel(), ds)
+    for s in ds:
+        if s.task in GPS_VARIANTS:
+            answers[s.id] = "FINAL ANSWER: no idea"
+    scores = score_run(ds.samples, answers)
+    assert scores["gps"]["track=pure"] == {"tasks": 1, "missing": 0, "accuracy": 1.0}
+    assert scores["gps"]["track=variant"]["accuracy"] == 0.0
+    assert scores["gps"]["overall"]["accuracy"] == 1.0
+    assert not [s for s in load_dataset(tmp_path / "v") if s.task == "bounding_box"]

@@ -324,8 +324,11 @@ def _path_text(lats: list[float], lons: list[float], eps: float) -> str:
         f"{j}: {a:.5f}, {b:.5f}" for j, (a, b) in enumerate(zip(lats, lons, strict=True))
     )
     return (
-        f"Simplify this path with the Ramer-Douglas-Peucker algorithm, tolerance {eps:g} km "
-        f"(great-circle cross-track distances), keeping the first and last point:\n{pts}\n"
+        f"Simplify this path with the Ramer-Douglas-Peucker algorithm, tolerance {eps:g} km, "
+        "keeping the first and last point. A point's distance is measured on the sphere to the "
+        "great-circle segment between the two points that bound its span: its cross-track "
+        "distance where its foot falls on the segment, else its distance to the nearer end."
+        f"\n{pts}\n"
     )
 
 
