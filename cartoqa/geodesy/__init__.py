@@ -24,8 +24,8 @@ from ._shapes import (
     bounding_box,
     path_length_m,
     polygon_area_km2,
+    polygon_is_simple,
     polygon_perimeter_km,
-    rdp_thresholds_km,
     simplify_rdp,
 )
 from ._sphere import (
@@ -57,8 +57,8 @@ __all__ = [
     "parse_coordinate",
     "path_length_m",
     "polygon_area_km2",
+    "polygon_is_simple",
     "polygon_perimeter_km",
-    "rdp_thresholds_km",
     "simplify_rdp",
     "to_dms",
     "to_utm",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import NamedTuple
 
 import numpy as np
@@ -47,6 +48,55 @@ def polygon_area_km2(lats: ArrayLike, lons: ArrayLike) -> float:
     total = float(np.sum(2.0 * np.arctan2(num, den)))  # signed, ≡ the left region mod 4π
     total -= 4.0 * np.pi * round(total / (4.0 * np.pi))  # into [-2π, 2π]
     return float(EARTH_RADIUS_KM**2 * abs(total))
+
+
+def polygon_is_simple(lats: ArrayLike, lons: ArrayLike) -> bool:
+    """Whether the spherical polygon with these vertices, in order, joined by great-circle
+    arcs, has no two edges that cross or touch other than neighbours at their shared vertex
+    (a polygon whose area is well defined)."""
+    la, lo = as_path(lats, lons, min_points=3)
+    v = [
+        (math.cos(p) * math.cos(q), math.cos(p) * math.sin(q), math.sin(p))
+        for p, q in zip(np.radians(la).tolist(), np.radians(lo).tolist(), strict=True)
+    ]
+    n = len(v)
+    edges = [(v[k], v[(k + 1) % n]) for k in range(n)]
+    for a in range(n):
+        for b in range(a + 2, n):
+            if a == 0 and b == n - 1:
+                continue  # neighbours across the closing vertex
+            if _arcs_meet(*edges[a], *edges[b]):
+                return False
+    return True
+
+
+_Vec = tuple[float, float, float]
+
+
+def _cross(a: _Vec, b: _Vec) -> _Vec:
+    return (a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0])
+
+
+def _dot(a: _Vec, b: _Vec) -> float:
+    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
+
+
+def _arcs_meet(a: _Vec, b: _Vec, c: _Vec, d: _Vec) -> bool:
+    """Whether the minor great-circle arcs a-b and c-d share a point."""
+    n1, n2 = _cross(a, b), _cross(c, d)
+    t = _cross(n1, n2)
+    size = math.sqrt(_dot(t, t))
+    if size < 1e-12:  # on one great circle: they meet where they overlap
+        return any(_on_arc(p, a, b, n1) for p in (c, d)) or any(
+            _on_arc(p, c, d, n2) for p in (a, b)
+        )
+    t = (t[0] / size, t[1] / size, t[2] / size)
+    return any(_on_arc(p, a, b, n1) and _on_arc(p, c, d, n2) for p in (t, (-t[0], -t[1], -t[2])))
+
+
+def _on_arc(p: _Vec, a: _Vec, b: _Vec, n: _Vec) -> bool:
+    """Whether p, on the great circle of a and b (normal n), lies on the minor arc a-b."""
+    return _dot(_cross(a, p), n) >= -1e-12 and _dot(_cross(p, b), n) >= -1e-12
 
 
 def polygon_perimeter_km(lats: ArrayLike, lons: ArrayLike) -> float:
@@ -121,19 +171,11 @@ def simplify_rdp(lats: ArrayLike, lons: ArrayLike, epsilon_km: float) -> NDArray
     return np.flatnonzero(_rdp_thresholds_rad(lats, lons) > eps / EARTH_RADIUS_KM)
 
 
-def rdp_thresholds_km(lats: ArrayLike, lons: ArrayLike) -> NDArray[np.float64]:
-    """For each vertex, the largest tolerance at which RDP still keeps it (infinite for the
-    first and last): ``simplify_rdp(..., eps)`` keeps exactly the vertices whose threshold
-    is above ``eps``, so one call answers every tolerance.
-
-    RDP splits a segment at its farthest vertex whatever the tolerance; a vertex
-    survives while it and every vertex it was split below are farther than the
-    tolerance, so its threshold is the smallest distance on that chain.
-    """
-    return _rdp_thresholds_rad(lats, lons) * EARTH_RADIUS_KM
-
-
 def _rdp_thresholds_rad(lats: ArrayLike, lons: ArrayLike) -> NDArray[np.float64]:
+    """For each vertex, the largest tolerance (radians) at which RDP keeps it (infinite for
+    the ends).  RDP splits a span at its farthest vertex whatever the tolerance; a vertex
+    survives while it and every vertex it was split below are farther than the tolerance,
+    so its threshold is the smallest distance on that chain."""
     la, lo = as_path(lats, lons, min_points=1)
     n = la.size
     out = np.zeros(n)

@@ -15,8 +15,8 @@ from cartoqa.geodesy import (
     distance_km,
     path_length_m,
     polygon_area_km2,
+    polygon_is_simple,
     polygon_perimeter_km,
-    rdp_thresholds_km,
     simplify_rdp,
 )
 from cartoqa.stores import load_dataset
@@ -282,14 +282,37 @@ def test_rdp_short_paths_and_bad_epsilon():
         simplify_rdp([0, 1, 2], [0, 1, 2], -1)
 
 
-def test_rdp_thresholds_answer_every_tolerance_as_the_textbook_algorithm():
+def test_rdp_at_every_tolerance_agrees_with_the_textbook_algorithm():
     k = math.pi * EARTH_RADIUS_KM / 180
     rng = np.random.default_rng(5)
     for _ in range(100):
         n = int(rng.integers(3, 25))
         la = np.cumsum(rng.normal(0, 0.004, n))
         lo = np.cumsum(np.abs(rng.normal(0.01, 0.004, n)))
-        th = rdp_thresholds_km(la, lo)
-        assert th[0] == th[-1] == np.inf
         for eps in (0.0, 0.05, 0.1, 0.2, 0.4, 0.8, 5.0):
-            assert np.flatnonzero(th > eps).tolist() == planar_rdp(lo * k, la * k, eps), (n, eps)
+            assert simplify_rdp(la, lo, eps).tolist() == planar_rdp(lo * k, la * k, eps), (n, eps)
+
+
+def test_polygon_is_simple_agrees_with_shapely_on_small_polygons():
+    from shapely.geometry import Polygon
+
+    rng = np.random.default_rng(11)
+    simple = crossed = 0
+    for _ in range(400):
+        n = int(rng.integers(3, 7))
+        # within a degree of the equator great circles are straight lines to 1e-5
+        la, lo = rng.uniform(-0.5, 0.5, n), rng.uniform(-0.5, 0.5, n)
+        want = Polygon(list(zip(lo, la, strict=True))).is_simple
+        assert polygon_is_simple(la, lo) == want, (la.tolist(), lo.tolist())
+        simple += want
+        crossed += not want
+    assert simple > 50 and crossed > 50
+
+
+def test_a_polygon_simple_on_the_plane_of_degrees_can_cross_on_the_sphere():
+    # a long east-west edge at 60 N bows north on the sphere, over the other edge
+    la, lo = [60.0, 60.0, 61.0, 64.5], [0.0, 60.0, 30.0, 30.0]
+    from shapely.geometry import Polygon
+
+    assert Polygon(list(zip(lo, la, strict=True))).is_simple
+    assert not polygon_is_simple(la, lo)

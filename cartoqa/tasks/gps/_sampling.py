@@ -11,7 +11,7 @@ import numpy as np
 from cartoqa.geodesy import distance_km
 
 from ._cities import Cities
-from ._labels import CityLabels, fold
+from ._labels import CityLabels, fold, labels_for
 
 __all__ = ["QUOTAS", "SPLIT_SHARES", "Draft", "Sampler", "distance_band", "split_targets"]
 
@@ -147,7 +147,7 @@ class Sampler:
     @property
     def labels(self) -> CityLabels:
         if self._labels is None:
-            self._labels = CityLabels(self.c)
+            self._labels = labels_for(self.c)
         return self._labels
 
     def named(self, *idx: int) -> list[str] | None:

@@ -9,7 +9,7 @@ import numpy as np
 from cartoqa.geodesy import distance_km, interpolate
 from cartoqa.records import BooleanTruth, ChoiceTruth, GroupingTruth, NumberTruth, TextTruth
 
-from ._cities import CONTINENT_NAMES
+from ._cities import CONTINENT_NAMES, continent_of_place
 from ._name_groups import load_name_groups, split_groups
 from ._sampling import SPLIT_SHARES, Draft, Sampler, split_targets
 from ._terrain import TERRAIN_CLASSES, TerrainSampler, load_terrain
@@ -45,11 +45,18 @@ def _population_pools(s: Sampler) -> dict[tuple[str, str], np.ndarray]:
     return pools
 
 
+#: place association: a city with BIGGER times the answer's people within BIGGER_CITY_KM of
+#: the point makes the answer a district or suburb of it (Maianga in Luanda, Üsküdar in
+#: Istanbul): the draw is made again
+BIGGER, BIGGER_CITY_KM = 5, 10.0
+
+
 def place_association(s: Sampler, n: int) -> Draft:
     """The city at a (noisy) point, stratified by population: the three bands take turns
     (every noise level meets every band), the continent by quota.  A point nearer another
-    GeoNames city than the answer would make two answers right: it is drawn again, and
-    counted (``nearer_another_city``)."""
+    GeoNames city than the answer would make two answers right, and one near a much bigger
+    city would make the answer a district of it: both are drawn again, and counted
+    (``nearer_another_city``, ``inside_bigger_city``)."""
     sigma = NOISE_M[n % len(NOISE_M)]
     band = list(POPULATION_BANDS)[(n // len(NOISE_M)) % len(POPULATION_BANDS)]
     pools = _population_pools(s)
@@ -58,9 +65,14 @@ def place_association(s: Sampler, n: int) -> Draft:
         i = int(pool[s.rng.integers(pool.size)])
         lat, lon = _noisy(s, i, sigma)
         d = np.asarray(distance_km(lat, lon, s.c.lat, s.c.lon))
-        if d[i] <= d.min():
-            break
-        s.reject("nearer_another_city")
+        if d[i] > d.min():
+            s.reject("nearer_another_city")
+            continue
+        near = d < d[i] + BIGGER_CITY_KM
+        if (s.c.population[near] >= BIGGER * s.c.population[i]).any():
+            s.reject("inside_bigger_city")  # a district or suburb: a person names the city
+            continue
+        break
     pop = int(s.c.population[i])
     difficulty = band
     text = (
@@ -112,11 +124,12 @@ def name_disambiguation(s: Sampler, n: int) -> Draft:
     sigma = float(s.rng.uniform(100, 500))
     lat = answer.lat + float(s.rng.normal(0, sigma / 111_000))
     lon = answer.lon + float(s.rng.normal(0, sigma / (111_000 * np.cos(np.radians(answer.lat)))))
-    labels = [f"{p.name}, {p.country_name}" for p in places]
+    # one spelling for the question and every option, so no spelling points to the answer
+    labels = [f"{group.spelling}, {p.country_name}" for p in places]
     opts, letter = s.options(labels[0], labels[1:])
     listed = s.listed(opts)
     text = (
-        f"Several cities are called {answer.name}. Which one is at {lat:.5f}, {lon:.5f}?\n"
+        f"Several cities are called {group.spelling}. Which one is at {lat:.5f}, {lon:.5f}?\n"
         f"{listed}\nAnswer with the letter: FINAL ANSWER: <letter>"
     )
     return Draft(
@@ -147,17 +160,24 @@ def relative_position_applied(s: Sampler, n: int) -> Draft:
     return d
 
 
+#: proximity: the second-nearest candidate is at least this many times as far as the nearest
+CLEAR_MARGIN = 1.1
+
+
 def proximity(s: Sampler, n: int) -> Draft:
+    c = s.c
     while True:
         idx = s.spread(5, 100)
+        ref, cands = idx[0], idx[1:]
+        d = [float(distance_km(c.lat[ref], c.lon[ref], c.lat[j], c.lon[j])) for j in cands]
+        order = np.argsort(d)
+        if d[int(order[1])] < CLEAR_MARGIN * d[int(order[0])]:
+            s.reject("too_close_to_call")  # knowing where the cities are would not decide
+            continue
         names = s.named(*idx)
         if names:
             break
-    ref, cands = idx[0], idx[1:]
     label = dict(zip(idx, names, strict=True))
-    c = s.c
-    d = [float(distance_km(c.lat[ref], c.lon[ref], c.lat[j], c.lon[j])) for j in cands]
-    order = np.argsort(d)
     nearest = cands[int(order[0])]
     opts, letter = s.options(label[nearest], [label[j] for j in cands if j != nearest])
     listed = s.listed(opts)
@@ -217,8 +237,11 @@ def route_analysis(s: Sampler, n: int) -> Draft:
 def spatial_patterns(s: Sampler, n: int) -> Draft:
     c = s.c
     if "region_pools" not in s.memo:
+        # Russia east of the Urals is no part of "Eastern Europe" a reader would picture
+        asian_russia = (np.array(c.country) == "RU") & (c.lon > 61)
         s.memo["region_pools"] = {
-            r: np.flatnonzero(c.subregion == r) for r in sorted(set(c.subregion.tolist()))
+            r: np.flatnonzero((c.subregion == r) & ~asian_russia)
+            for r in sorted(set(c.subregion.tolist()))
         }
     pools = s.memo["region_pools"]
     regions = list(pools)
@@ -261,12 +284,18 @@ def boundary_analysis(s: Sampler, n: int) -> Draft:
     k = 4 + n % 3
     while True:
         idx = s.spread(k, 100)
+        continents = [
+            continent_of_place(c.country[i], str(c.continent[i]), c.lat[i], c.lon[i]) for i in idx
+        ]
+        if None in continents:  # the Urals, Istanbul, the Caucasus: people disagree
+            s.reject("debatable_continent")
+            continue
         names = s.bare_names(*idx)
         if names:
             break
     groups: dict[str, list[str]] = defaultdict(list)
-    for i, name in zip(idx, names, strict=True):
-        groups[CONTINENT_NAMES[str(c.continent[i])]].append(name)
+    for continent, name in zip(continents, names, strict=True):
+        groups[CONTINENT_NAMES[str(continent)]].append(name)
     listed = "; ".join(names)
     text = (
         f"Group these cities (each of over 15,000 people) by continent: {listed}. Use the "

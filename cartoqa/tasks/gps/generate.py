@@ -136,7 +136,15 @@ def generate_gps(
             rng = np.random.default_rng(_seed(seed, task))
             sampler = Sampler(cities, rng, per_task)
             make = _MAKERS[task]
-            drafts = [make(sampler, n) for n in range(per_task)]
+            drafts = []
+            asked: set[str] = set()
+            for n in range(per_task):
+                d = make(sampler, n)
+                while d.text in asked:  # the same question twice (the same city drawn again)
+                    sampler.reject("duplicate")
+                    d = make(sampler, n)
+                asked.add(d.text)
+                drafts.append(d)
             if all(d.split for d in drafts):  # the task dealt its own splits
                 splits = [str(d.split) for d in drafts]
             else:

