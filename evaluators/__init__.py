@@ -2,10 +2,23 @@
 
 ``evaluators.numeric``: numbers with units out of free text, tolerance
 accuracy and 1 - MAPE.  Later modules add the map tasks and the GPS tasks.
+``evaluators.metrics``: every metric, written once (accuracy, RMSE, MAE, MAPE,
+1 - MAPE, r^2, precision/recall/F1, ``grouped``).
 Every parser is bounded and linear in the answer's length (limits in
 ``evaluators.answers``): a hostile answer is unreadable, never a crash.
 """
 
+from .metrics import (
+    accuracy,
+    closeness,
+    grouped,
+    mae,
+    mape,
+    mean,
+    precision_recall_f1,
+    r_squared,
+    rmse,
+)
 from .numeric import (
     MAX_ANSWER_CHARS,
     MAX_MAGNITUDE,
@@ -23,9 +36,18 @@ __all__ = [
     "MAX_MAGNITUDE",
     "AnswerParseError",
     "NumberAnswer",
+    "accuracy",
+    "closeness",
     "final_answer_text",
+    "grouped",
+    "mae",
+    "mape",
+    "mean",
     "one_minus_mape",
     "parse_number",
+    "precision_recall_f1",
+    "r_squared",
+    "rmse",
     "tolerance_accuracy",
     "within_tolerance",
 ]

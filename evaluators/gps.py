@@ -20,7 +20,6 @@ or "Governorate" aside, or a letter code such as "CA") and at country level.
 
 from __future__ import annotations
 
-import math
 import re
 import unicodedata
 from dataclasses import dataclass
@@ -46,6 +45,7 @@ from .answers import (
     parse_choice,
     parse_yes_no,
 )
+from .metrics import closeness
 from .numeric import (
     AnswerParseError,
     final_answer_region,
@@ -370,9 +370,7 @@ def _area_km2(response: str) -> float:
 
 
 def _close(pred: float, truth: float) -> float:
-    if truth == 0 or not math.isfinite(pred):
-        return 0.0
-    return max(0.0, 1.0 - abs(pred - truth) / abs(truth))
+    return closeness(pred, truth)
 
 
 def _score(sample: Sample, response: str) -> GpsScore:

@@ -53,6 +53,7 @@ from typing import Any, Literal
 from cartoqa.geodesy import TURN_ACTIONS, turn_action
 from cartoqa.records import NumberTruth, RoadNetwork, RoadPairTruth, RouteTruth
 
+from . import metrics
 from .answers import MAX_JSON_DEPTH, last_json_value, normalise_name
 from .numeric import (
     MAX_MAGNITUDE,
@@ -630,45 +631,28 @@ def rle_value(truth: NumberTruth, answer: str | None) -> float | None:
 
 
 def r_squared(predicted: Sequence[float], truth: Sequence[float]) -> float:
-    """1 - SS_res / SS_tot (nan for fewer than two truths, constant truths, or a sum of
-    squares too large for a float: never an ``OverflowError``)."""
-    if len(truth) < 2:
-        return math.nan
-    mean = sum(truth) / len(truth)
-    ss_tot = sum((t - mean) * (t - mean) for t in truth)  # x * x gives inf, x ** 2 raises
-    if ss_tot == 0 or not math.isfinite(ss_tot):
-        return math.nan
-    ss_res = sum((p - t) * (p - t) for p, t in zip(predicted, truth, strict=True))
-    if not math.isfinite(ss_res):
-        return math.nan
-    return 1 - ss_res / ss_tot
+    """``evaluators.metrics.r_squared``: 1 - SS_res / SS_tot (nan for fewer than two
+    truths, constant truths, or a sum of squares too large for a float: never an
+    ``OverflowError``)."""
+    return metrics.r_squared(predicted, truth)
 
 
 def rle_metrics(pairs: Sequence[tuple[float | None, float]]) -> dict[str, float]:
     """RMSE, MAE, MAPE and r^2 of (predicted, true) lengths; unreadable answers (and lengths
     not finite or larger than ``MAX_MAGNITUDE``) are counted in ``unanswered`` and left out
-    of the error metrics (reported, not guessed), so every metric is finite or nan."""
+    of the error metrics (reported, not guessed), so every metric is finite or nan.  The
+    arithmetic is ``evaluators.metrics``'."""
     got = [
         (p, t) for p, t in pairs if p is not None and math.isfinite(p) and abs(p) <= MAX_MAGNITUDE
     ]
-    n = len(got)
-    if n == 0:
-        return {
-            "n": len(pairs),
-            "unanswered": len(pairs),
-            "rmse": math.nan,
-            "mae": math.nan,
-            "mape": math.nan,
-            "r2": math.nan,
-        }
-    errors = [p - t for p, t in got]
+    predicted, truth = [p for p, _ in got], [t for _, t in got]
     return {
         "n": len(pairs),
-        "unanswered": len(pairs) - n,
-        "rmse": math.sqrt(sum(e * e for e in errors) / n),
-        "mae": sum(abs(e) for e in errors) / n,
-        "mape": sum(abs(p - t) / abs(t) for p, t in got if t) / n,
-        "r2": r_squared([p for p, _ in got], [t for _, t in got]),
+        "unanswered": len(pairs) - len(got),
+        "rmse": metrics.rmse(predicted, truth),
+        "mae": metrics.mae(predicted, truth),
+        "mape": metrics.mape(predicted, truth),
+        "r2": metrics.r_squared(predicted, truth),
     }
 
 
@@ -678,12 +662,6 @@ def rle_metrics(pairs: Sequence[tuple[float | None, float]]) -> dict[str, float]
 def grouped(
     items: Iterable[Any], key: Callable[[Any], Any], reduce: Callable[[list[Any]], Any]
 ) -> dict[Any, Any]:
-    """``reduce`` of the items in each group of ``key`` (plus "all")."""
-    groups: dict[Any, list[Any]] = defaultdict(list)
-    everything = []
-    for item in items:
-        groups[key(item)].append(item)
-        everything.append(item)
-    out = {k: reduce(v) for k, v in sorted(groups.items(), key=lambda kv: str(kv[0]))}
-    out["all"] = reduce(everything)
-    return out
+    """``evaluators.metrics.grouped``: ``reduce`` of the items in each group of ``key``
+    (plus "all"; a group named "all" is a ``ValueError``)."""
+    return metrics.grouped(items, key, reduce)

@@ -28,6 +28,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from . import metrics
+
 __all__ = [
     "MAX_ANSWER_CHARS",
     "MAX_MAGNITUDE",
@@ -212,20 +214,12 @@ def within_tolerance(
 
 
 def tolerance_accuracy(correct: Sequence[bool]) -> float:
-    """Share of answers within tolerance (unanswered ones count as wrong)."""
-    return sum(correct) / len(correct) if correct else float("nan")
+    """Share of answers within tolerance (unanswered ones count as wrong):
+    ``evaluators.metrics.accuracy``."""
+    return metrics.accuracy(correct)
 
 
 def one_minus_mape(predicted: Sequence[float | None], truth: Sequence[float]) -> float:
-    """1 - mean absolute percentage error, floored at 0 per sample; None counts as 0."""
-    if len(predicted) != len(truth):
-        raise ValueError(f"{len(predicted)} predictions for {len(truth)} truths")
-    if not truth:
-        return float("nan")
-    scores = []
-    for p, t in zip(predicted, truth, strict=True):
-        if p is None or t == 0 or not math.isfinite(p):
-            scores.append(0.0)
-        else:
-            scores.append(max(0.0, 1.0 - abs(p - t) / abs(t)))
-    return sum(scores) / len(scores)
+    """1 - mean absolute percentage error, floored at 0 per sample; None counts as 0:
+    ``evaluators.metrics.one_minus_mape``."""
+    return metrics.one_minus_mape(predicted, truth)

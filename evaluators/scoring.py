@@ -20,6 +20,7 @@ from cartoqa.records import NumberTruth, RoadPairTruth, RouteTruth, Sample
 
 from .answers import score_response
 from .gps import score_gps
+from .metrics import mean
 from .navigation import Mode, grouped, mml_correct, rle_metrics, rle_value, score_route
 
 __all__ = ["is_correct", "score_run"]
@@ -28,7 +29,7 @@ Table = dict[str, dict[str, float]]
 
 
 def _mean(xs: Sequence[float]) -> float:
-    return sum(xs) / len(xs) if xs else float("nan")
+    return mean(xs)
 
 
 def _srn(samples: Sequence[Sample], responses: Mapping[str, str | None], mode: Mode) -> Table:
