@@ -16,9 +16,9 @@ import time
 from pathlib import Path
 
 from cartoqa.models import OracleModel, Request
+from cartoqa.scoring import score_run
 from cartoqa.stores import load_dataset
 from cartoqa.tasks.gps import generate_gps
-from evaluators.scoring import score_run
 
 
 def main() -> None:

@@ -299,7 +299,7 @@ def _score_baselines(
 ) -> dict[str, dict[str, dict[str, dict[str, float]]]]:
     """Answer ``dataset`` with each model spec (resumably, stores under out/runs) and score it."""
     from cartoqa.models import load_model
-    from evaluators.scoring import score_run
+    from cartoqa.scoring import score_run
 
     scores = {}
     settings = GenerationSettings()

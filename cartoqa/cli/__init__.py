@@ -15,6 +15,7 @@ from .gps import app as gps_app
 from .maps import app as maps_app
 from .run import run
 from .score import score, score_release
+from .tasks import tasks
 
 app = typer.Typer(
     name="cartoqa",
@@ -33,6 +34,7 @@ app.command()(build)
 app.command()(score)
 app.command(name="score-release")(score_release)
 app.command()(audit)
+app.command()(tasks)
 
 
 def _version(value: bool) -> None:

@@ -137,8 +137,8 @@ def run(
     from cartoqa.errors import RunStoreError
     from cartoqa.models import GenerationSettings, RetryPolicy, load_model
     from cartoqa.runner import default_max_tokens, open_run_store, run_model, select_samples
+    from cartoqa.scoring import is_correct
     from cartoqa.stores import ensure_writable_folder, load_dataset
-    from evaluators.scoring import is_correct
 
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     console = Console(stderr=True)

@@ -40,8 +40,8 @@ def score(
     model with other settings are scored side by side.  Stores are only read,
     never changed.  A store or meta.json that cannot be read is reported and left
     out (exit status 1); the others are still scored."""
+    from cartoqa.scoring import score_run
     from cartoqa.stores import ensure_writable_folder, find_runs, load_dataset
-    from evaluators.scoring import score_run
 
     if mode not in ("cartoqa", "original"):
         typer.echo(f"error: --mode {mode!r} is not 'cartoqa' or 'original'", err=True)
@@ -77,7 +77,7 @@ def score(
                 "settings": info.settings,
                 "dataset": ds.manifest.name,
                 "dataset_sha256": ds.manifest.samples_sha256,
-                "scores": score_run(ds.samples, latest, mode=mode),  # type: ignore[arg-type]
+                "scores": score_run(ds.samples, latest, mode=mode),
             }
         )
     for msg in problems:

@@ -39,14 +39,19 @@ from cartoqa.records import (
 
 from ._types import Request, Response
 
-__all__ = ["ConstantModel", "FunctionModel", "OracleModel", "RandomModel", "random_answer"]
+__all__ = [
+    "ConstantModel",
+    "FunctionModel",
+    "OracleModel",
+    "RandomModel",
+    "oracle_answer",
+    "random_answer",
+]
 
 #: task -> (low, high) of a random number in the truth's unit, where a task has a natural range
+#: (tasks with no spec yet; a registered task gives its range in ``TaskSpec.answer_space``)
 _NUMBER_RANGES: dict[str, tuple[float, float]] = {
     "stmf_count": (0, 16),  # CartoMapQA's random baseline for counting
-    "rle": (0, 2000),
-    "distance": (0, 20_015),
-    "bearing": (0, 360),
 }
 _VALUE_RANGES = (
     ("lat", (-90.0, 90.0)),
@@ -59,6 +64,16 @@ _VALUE_RANGES = (
     ("y", (-20_037_508.0, 20_037_508.0)),
 )
 _ACTIONS = ("continue straight", "make a U-turn and continue straight", "turn left", "turn right")
+
+
+def _number_range(task: str) -> tuple[float, float]:
+    """The range a random number is drawn from: the task spec's answer space, else 0-1000."""
+    from cartoqa.tasks.spec import get_task
+
+    spec = get_task(task)
+    if spec is not None and "low" in spec.answer_space:
+        return float(spec.answer_space["low"]), float(spec.answer_space["high"])
+    return _NUMBER_RANGES.get(task, (0, 1000))
 
 
 def _rng(seed: int, sample_id: str) -> random.Random:
@@ -80,7 +95,7 @@ def random_answer(sample: Sample, *, seed: int = 0) -> str:
     words = _words(sample.prompt.text)
     fake: Any
     if isinstance(truth, NumberTruth):
-        lo, hi = _NUMBER_RANGES.get(sample.task, (0, 1000))
+        lo, hi = _number_range(sample.task)
         if truth.unit == "ft":
             lo, hi = lo * 3.28084, hi * 3.28084
         value = (
@@ -158,9 +173,19 @@ class OracleModel(_Baseline):
     spec = "oracle"
 
     def _answer(self, request: Request) -> str:
-        from evaluators.answers import format_answer
+        return oracle_answer(_sample(request, self.spec))
 
-        return format_answer(_sample(request, self.spec))
+
+def oracle_answer(sample: Sample) -> str:
+    """The ground truth written as the task asks: its spec's ``answer_format`` where it has
+    one, else its truth kind's format."""
+    from cartoqa.tasks.spec import get_task
+    from evaluators.answers import format_answer
+
+    spec = get_task(sample.task)
+    if spec is not None and spec.answer_format is not None:
+        return spec.answer_format(sample)
+    return format_answer(sample)
 
 
 class RandomModel(_Baseline):

@@ -10,7 +10,8 @@ from .samples import (
     Sample,
     Split,
 )
-from .tasks import TASK_TRUTH_KINDS, register_task, truth_kinds_for
+from .scores import SCORE_SCHEMA_VERSION, SampleScore
+from .tasks import TASK_TRUTH_KINDS, declare_truth_kinds, register_task, truth_kinds_for
 from .truths import (
     BooleanTruth,
     ChoiceTruth,
@@ -36,6 +37,7 @@ __all__ = [
     "OSM_ATTRIBUTION",
     "RUN_SCHEMA_VERSION",
     "SAMPLE_SCHEMA_VERSION",
+    "SCORE_SCHEMA_VERSION",
     "TASK_TRUTH_KINDS",
     "BooleanTruth",
     "ChoiceTruth",
@@ -58,9 +60,11 @@ __all__ = [
     "RouteTruth",
     "RunRecord",
     "Sample",
+    "SampleScore",
     "Split",
     "TextTruth",
     "ValuesTruth",
+    "declare_truth_kinds",
     "register_task",
     "truth_kinds_for",
 ]

@@ -7,7 +7,7 @@ carry a ground truth of an allowed kind; ``register_task`` adds new ones.
 
 from __future__ import annotations
 
-__all__ = ["TASK_TRUTH_KINDS", "register_task", "truth_kinds_for"]
+__all__ = ["TASK_TRUTH_KINDS", "declare_truth_kinds", "register_task", "truth_kinds_for"]
 
 #: task name -> the ground-truth kinds its samples may carry
 TASK_TRUTH_KINDS: dict[str, frozenset[str]] = {
@@ -48,11 +48,16 @@ TASK_TRUTH_KINDS: dict[str, frozenset[str]] = {
 }
 
 
-def register_task(name: str, kinds: set[str] | frozenset[str]) -> None:
-    """Declare a task and the ground-truth kinds its samples may carry."""
+def declare_truth_kinds(name: str, kinds: set[str] | frozenset[str]) -> None:
+    """Declare a task name and the ground-truth kinds its samples may carry, to the sample
+    schema.  ``cartoqa.tasks.register_task`` calls it for every task it registers."""
     if not name or not name.replace("_", "").isalnum():
         raise ValueError(f"task name {name!r} must be letters, digits and underscores")
     TASK_TRUTH_KINDS[name] = frozenset(kinds)
+
+
+#: the old name, kept for code written before ``cartoqa.tasks.register_task``
+register_task = declare_truth_kinds
 
 
 def truth_kinds_for(task: str) -> frozenset[str] | None:

@@ -513,3 +513,67 @@ def path_turns(coords: list[tuple[float, float]], zoom: int) -> tuple[int, float
         h2 = float(initial_bearing_deg(q[0], q[1], r[0], r[1]))
         turns += turn_action(h1, h2) != "continue straight"
     return turns, length_px
+
+
+# ------------------------------------------------------------------ the tasks' specs
+
+
+def _register() -> None:
+    from evaluators.sample_scores import (
+        accuracy_metrics,
+        mml_score,
+        rle_metrics_rows,
+        rle_score,
+        rle_table,
+        route_metrics,
+        route_score,
+    )
+
+    from .spec import TaskSpec, register_task
+
+    register_task(
+        TaskSpec(
+            name="srn",
+            family="map",
+            track="cartomapqa",
+            description="shortest-route navigation: the turn-by-turn route from the blue "
+            "marker to the red one",
+            truth_kinds=frozenset({"route"}),
+            score=route_score,
+            modes={"original": lambda s, r: route_score(s, r, mode="original")},
+            reduce=route_metrics,
+            metrics=("SR2", "aSA", "connectivity"),
+            group_by=("zoom", "steps"),
+        )
+    )
+    register_task(
+        TaskSpec(
+            name="rle",
+            family="map",
+            track="cartomapqa",
+            description="route length estimation: the drawn path's length from the scale bar",
+            truth_kinds=frozenset({"number"}),
+            score=rle_score,
+            reduce=rle_metrics_rows,
+            table=rle_table,
+            metrics=("rmse", "mae", "mape", "r2", "unanswered"),
+            group_by=("difficulty", "unit"),
+            answer_space={"low": 0, "high": 2000},
+        )
+    )
+    register_task(
+        TaskSpec(
+            name="mml",
+            family="map",
+            track="cartomapqa",
+            description="marker localisation: the two roads at the junction under the marker",
+            truth_kinds=frozenset({"road_pair"}),
+            score=mml_score,
+            reduce=accuracy_metrics,
+            metrics=("accuracy",),
+            group_by=("colour", "zoom"),
+        )
+    )
+
+
+_register()

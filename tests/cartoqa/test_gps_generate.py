@@ -10,11 +10,11 @@ from typer.testing import CliRunner
 from cartoqa.cli import app
 from cartoqa.models import RandomModel, Request
 from cartoqa.models.baselines import OracleModel
+from cartoqa.scoring import score_run
 from cartoqa.stores import load_dataset
 from cartoqa.tasks.gps import GPS_TASKS, GPS_VARIANTS, assign_splits, generate_gps
 from cartoqa.tasks.gps._cities import load_cities
 from cartoqa.tasks.gps._terrain import TERRAIN_CLASSES
-from evaluators.scoring import score_run
 
 PER_TASK = 60
 

@@ -15,7 +15,7 @@ def test_track_scores_follow_gpsbench_table_3_and_leave_tasks_not_run_out():
         Provenance,
         Sample,
     )
-    from evaluators.scoring import score_run
+    from cartoqa.scoring import score_run
 
     truths = {
         "distance": ("pure", NumberTruth(value=100.0, unit="km")),

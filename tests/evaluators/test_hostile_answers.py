@@ -18,6 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from cartoqa.records import (
+    TASK_TRUTH_KINDS,
     BooleanTruth,
     ChoiceTruth,
     FeatureCount,
@@ -33,7 +34,8 @@ from cartoqa.records import (
     RouteTruth,
     Sample,
 )
-from cartoqa.tasks.gps import GPS_TASKS
+from cartoqa.scoring import is_correct, score_run
+from cartoqa.tasks.gps import GPS_TASKS, GPS_VARIANTS
 from cartoqa.tasks.gps._cities import load_cities
 from cartoqa.tasks.gps._sampling import Sampler
 from cartoqa.tasks.gps.generate import TRACKS
@@ -58,7 +60,6 @@ from evaluators.navigation import (
     score_route,
 )
 from evaluators.numeric import MAX_ANSWER_CHARS, MAX_MAGNITUDE
-from evaluators.scoring import MAP_TASKS, is_correct, score_run
 
 S, L, R = "continue straight", "turn left", "turn right"
 
@@ -162,6 +163,10 @@ def _gps_samples(per_task: int = 10) -> list[Sample]:
                 )
             )
     return out
+
+
+#: the map tasks the sample schema knows (every task but the GPS ones)
+MAP_TASKS = set(TASK_TRUTH_KINDS) - set(GPS_TASKS) - set(GPS_VARIANTS)
 
 
 @pytest.fixture(scope="module")

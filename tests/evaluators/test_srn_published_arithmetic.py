@@ -36,6 +36,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from cartoqa.records import Metadata, Prompt, Provenance, RoadEdge, RoadNetwork, RouteTruth, Sample
+from cartoqa.scoring import score_run
 from evaluators.cartomapqa_release import score_release
 from evaluators.navigation import (
     parse_route,
@@ -45,7 +46,6 @@ from evaluators.navigation import (
     published_turn,
     score_route,
 )
-from evaluators.scoring import score_run
 
 S, L, R = "continue straight", "turn left", "turn right"
 U = "make a U-turn and continue straight"

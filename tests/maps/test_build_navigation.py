@@ -8,9 +8,9 @@ from typer.testing import CliRunner
 from cartoqa.cli import app
 from cartoqa.models import GenerationSettings, load_model
 from cartoqa.runner import open_run_store, run_model
+from cartoqa.scoring import score_run
 from cartoqa.stores import load_dataset
 from cartoqa.tasks import build_dataset
-from evaluators.scoring import score_run
 
 EXTRACTS = ["monaco.osm.pbf", "london-moorgate.osm.pbf", "sydney-cbd.osm.pbf"]
 

@@ -4,6 +4,7 @@
 per task; ground truth comes from ``cartoqa.geodesy`` and GeoNames.
 """
 
+from . import _specs  # noqa: F401  (registers the tasks)
 from .generate import (
     GPS_CREDITS,
     GPS_TASKS,

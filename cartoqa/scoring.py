@@ -1,0 +1,121 @@
+"""A run scored through the task registry: one scorer per task, the same for ``cartoqa run``
+and ``cartoqa score``.
+
+``score_samples(samples, responses)`` gives each sample's ``SampleScore``;
+``score_run`` reduces them to each task's table (group -> metric -> value)
+and adds the GPS track scores (``gps_summary``); ``is_correct`` is one
+answer's verdict.  A task with no registered spec is scored by exact match.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from cartoqa.records import Sample, SampleScore
+from cartoqa.tasks.spec import Table, TaskSpec, get_task
+
+__all__ = ["gps_summary", "is_correct", "score_run", "score_sample", "score_samples"]
+
+
+def _fallback() -> TaskSpec:
+    from evaluators.sample_scores import exact_metrics, exact_score
+
+    return TaskSpec(
+        name="exact",
+        family="map",
+        track="",
+        description="exact match",
+        truth_kinds=frozenset(),
+        score=exact_score,
+        reduce=exact_metrics,
+        metrics=("exact match",),
+    )
+
+
+def _spec(task: str) -> TaskSpec:
+    return get_task(task) or _fallback()
+
+
+def score_sample(sample: Sample, response: str | None, *, mode: str = "cartoqa") -> SampleScore:
+    """One response scored by its task's scorer (``mode``: "cartoqa" or "original")."""
+    return _spec(sample.task).scorer(mode)(sample, response)
+
+
+def is_correct(sample: Sample, response: str | None) -> bool:
+    """One answer right or wrong by its task's scorer."""
+    return bool(score_sample(sample, response).correct)
+
+
+def score_samples(
+    samples: Sequence[Sample], responses: Mapping[str, str | None], *, mode: str = "cartoqa"
+) -> dict[str, list[tuple[Sample, SampleScore]]]:
+    """Task -> (sample, score) for each sample (a missing response scores as no answer)."""
+    out: dict[str, list[tuple[Sample, SampleScore]]] = {}
+    for s in samples:
+        out.setdefault(s.task, []).append((s, score_sample(s, responses.get(s.id), mode=mode)))
+    return out
+
+
+def score_run(
+    samples: Sequence[Sample], responses: Mapping[str, str | None], *, mode: str = "cartoqa"
+) -> dict[str, Table]:
+    """Task -> group -> metric -> value, for responses keyed by sample id, and "gps": the
+    GPS track scores where the samples hold GPS tasks."""
+    scored = score_samples(samples, responses, mode=mode)
+    out: dict[str, Table] = {
+        task: _spec(task).scores_table(rows) for task, rows in sorted(scored.items())
+    }
+    summary = gps_summary(out, samples, responses)
+    if summary:
+        out["gps"] = summary
+    return out
+
+
+def _mean(xs: Sequence[float]) -> float:
+    return sum(xs) / len(xs) if xs else float("nan")
+
+
+def gps_summary(
+    scores: Mapping[str, Table],
+    samples: Sequence[Sample],
+    responses: Mapping[str, str | None] | None = None,
+) -> Table:
+    """Track scores as GPSBench's Table 3 computes them: Pure the mean of its tasks'
+    accuracies, Applied the mean of its tasks' and the missing-data probe's, and the overall
+    score the mean of the two tracks.  A task of the dataset with no response at all was not
+    run: it is left out of the means and counted under ``missing`` (never scored 0).  The
+    probe's own row (``track=probe``) and the variants' (``track=variant``) are shown too."""
+    tasks = {s.task for s in samples}
+    answered = (
+        {s.task for s in samples if responses.get(s.id) is not None}
+        if responses is not None
+        else tasks
+    )
+    tracks: dict[str, list[float]] = {}
+    missing: dict[str, list[str]] = {}
+    for task, table in sorted(scores.items()):
+        spec = get_task(task)
+        if spec is None or spec.family != "gps" or task not in tasks:
+            continue
+        groups = [spec.track] + (["applied"] if spec.track == "probe" else [])
+        for t in groups:
+            if task in answered:
+                tracks.setdefault(t, []).append(table["all"]["accuracy"])
+            else:
+                missing.setdefault(t, []).append(task)
+            tracks.setdefault(t, [])
+    out: Table = {}
+    for t in sorted(tracks):
+        out[f"track={t}"] = {
+            "tasks": len(tracks[t]),
+            "missing": len(missing.get(t, [])),
+            "accuracy": _mean(tracks[t]),
+        }
+    both = [out[f"track={t}"]["accuracy"] for t in ("pure", "applied") if tracks.get(t)]
+    if both:
+        out["overall"] = {
+            "tracks": len(both),
+            "missing": sum(len(v) for k, v in missing.items() if k in ("pure", "applied")),
+            "accuracy": _mean(both),
+        }
+    return out

@@ -1,0 +1,65 @@
+"""The GPS tasks' specs, registered when ``cartoqa.tasks.gps`` is imported."""
+
+from __future__ import annotations
+
+from cartoqa.records import truth_kinds_for
+from evaluators.sample_scores import gps_metrics, gps_score
+
+from ..spec import TaskSpec, register_task
+from .generate import GPS_TASKS, GPS_VARIANTS, TRACKS
+
+__all__ = ["DESCRIPTIONS"]
+
+#: one line per task, for ``cartoqa tasks``
+DESCRIPTIONS = {
+    "format_conversion": "a coordinate from decimal degrees to DMS or back",
+    "coordinate_transformation": "WGS84 to UTM (zone given) or Web Mercator, or back",
+    "distance": "the great-circle distance between two cities, in km",
+    "bearing": "the initial bearing from one city to another",
+    "interpolation": "the point a fraction of the way along a great circle",
+    "polygon": "the area of a polygon of 3-6 cities on the 6371 km sphere",
+    "bounding_box": "the minimum and maximum latitude and longitude of 3-8 cities",
+    "route_geometry": "which of four index lists Ramer-Douglas-Peucker keeps",
+    "relative_position_pure": "north, east, south or west, by the bearing between coordinates",
+    "place_association": "the city, province and country at a noisy coordinate",
+    "name_disambiguation": "which of four same-name cities is at a coordinate",
+    "relative_position_applied": "north, east, south or west between two cities named only",
+    "proximity": "which of four named cities is nearest a fifth",
+    "route_analysis": "whether a named city is on the way between two others (detour < 10 %)",
+    "spatial_patterns": "the outlier of five named cities",
+    "boundary_analysis": "four to six named cities grouped by continent",
+    "terrain_classification": "the kind of terrain at a coordinate",
+    "missing_data": "a city's missing latitude or longitude, from its name and the other",
+    "polygon_perimeter": "variant: a polygon's area and perimeter",
+    "bounding_box_full": "variant: the bounds, centre, centroid and diagonal of 3-8 cities",
+    "route_geometry_indices": "variant: the indices Ramer-Douglas-Peucker keeps, written out",
+    "relative_position_pure_8": "variant: the eight compass points between coordinates",
+}
+#: what the random baseline draws a number from, where a task has a natural range
+ANSWER_SPACES = {"distance": {"low": 0, "high": 20_015}, "bearing": {"low": 0, "high": 360}}
+#: the metrics beside accuracy a task's scores carry
+METRICS = {
+    "distance": ("accuracy", "1-MAPE"),
+    "polygon": ("accuracy", "1-MAPE"),
+    "polygon_perimeter": ("accuracy", "1-MAPE"),
+    "place_association": ("accuracy", "province accuracy", "country accuracy"),
+}
+#: GPS breakdowns (metadata keys; a key no sample of a task carries gives no rows)
+GPS_GROUPS = ("split", "difficulty", "region", "noise_m", "terrain")
+
+for _name in (*GPS_TASKS, *GPS_VARIANTS):
+    register_task(
+        TaskSpec(
+            name=_name,
+            family="gps",
+            track=TRACKS[_name],
+            description=DESCRIPTIONS[_name],
+            truth_kinds=truth_kinds_for(_name) or frozenset(),
+            score=gps_score,
+            reduce=gps_metrics,
+            metrics=METRICS.get(_name, ("accuracy",)),
+            group_by=GPS_GROUPS,
+            answer_space=ANSWER_SPACES.get(_name, {}),
+        ),
+        replace=True,
+    )

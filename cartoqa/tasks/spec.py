@@ -1,0 +1,165 @@
+"""One seam for tasks: a ``TaskSpec`` per task, registered once, looked up by name.
+
+A spec holds what build, run, score, the baselines and ``cartoqa tasks`` need
+to know about a task, so none of them names a task:
+
+    register_task(TaskSpec(name="distance", family="gps", track="pure", ...))
+    spec = get_task("distance")
+    score = spec.score(sample, response)          # a SampleScore
+    table = spec.table(samples, scores)           # group -> metric -> value
+
+The built-in tasks register themselves in their own modules
+(``cartoqa.tasks.navigation``, ``cartoqa.tasks.gps``); ``get_task`` imports
+those on first use.  A task defined elsewhere (a plug-in, a test) calls
+``register_task`` with its spec.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from cartoqa.errors import CartoqaError
+from cartoqa.records import Sample
+from cartoqa.records.scores import SampleScore
+from cartoqa.records.tasks import declare_truth_kinds
+
+__all__ = [
+    "Reduce",
+    "Scorer",
+    "Table",
+    "TaskSpec",
+    "get_task",
+    "grouped_table",
+    "register_task",
+    "registered_tasks",
+]
+
+Scorer = Callable[[Sample, "str | None"], SampleScore]
+"""(sample, raw response or None) -> SampleScore; pure, never raises."""
+Reduce = Callable[[Sequence[tuple[Sample, SampleScore]]], dict[str, float]]
+"""Scored samples -> metric name -> value."""
+Table = dict[str, dict[str, float]]
+"""group ("all", "zoom=18", ...) -> metric -> value."""
+
+#: the modules that register the built-in tasks
+BUILTIN_MODULES = ("cartoqa.tasks.navigation", "cartoqa.tasks.gps")
+
+
+def grouped_table(
+    rows: Sequence[tuple[Sample, SampleScore]], reduce: Reduce, group_by: Sequence[str]
+) -> Table:
+    """``{"all": reduce(rows)}`` and one row per value of each metadata key in ``group_by``
+    ("zoom=18"), in the order of the values written out; a key no sample carries gives no
+    rows, and samples without it are the group "None".  "split" is the sample's split."""
+    table: Table = {"all": reduce(rows)}
+    for key in group_by:
+        values = [_group_value(row[0], key) for row in rows]
+        if all(v is None for v in values):
+            continue
+        groups: dict[str, list[tuple[Sample, SampleScore]]] = {}
+        for row, value in zip(rows, values, strict=True):
+            if str(value) == "all":
+                raise CartoqaError(
+                    f"sample {row[0].id}: its {key} is 'all', the name of the overall row; "
+                    "give the metadata another value"
+                )
+            groups.setdefault(str(value), []).append(row)
+        for value in sorted(groups):
+            table[f"{key}={value}"] = reduce(groups[value])
+    return table
+
+
+def _group_value(sample: Sample, key: str) -> Any:
+    if key == "split":
+        return sample.split
+    md = sample.metadata
+    value = getattr(md, key, None)
+    return value if value is not None else (md.model_extra or {}).get(key)
+
+
+@dataclass(frozen=True)
+class TaskSpec:
+    """Everything cartoqa needs to know about one task."""
+
+    name: str
+    """Letters, digits and underscores: the ``task`` of its samples."""
+    family: Literal["map", "gps"]
+    """Map tasks show an image; GPS tasks are text only."""
+    track: str
+    """Where its score counts: "cartomapqa" for map tasks; GPSBench's "pure", "applied",
+    "probe" (missing data, counted in Applied) or "variant" (counted nowhere)."""
+    description: str
+    """One line for ``cartoqa tasks``."""
+    truth_kinds: frozenset[str]
+    """The ground-truth kinds its samples may carry."""
+    score: Scorer
+    """The scorer: (sample, response) -> SampleScore."""
+    reduce: Reduce
+    """Its metrics: scored samples -> metric -> value."""
+    metrics: tuple[str, ...]
+    """The names ``reduce`` gives, for ``cartoqa tasks``."""
+    group_by: tuple[str, ...] = ()
+    """Metadata keys its breakdowns group by ("split" is the sample's split)."""
+    table: Callable[[Sequence[tuple[Sample, SampleScore]]], Table] | None = None
+    """A table of its own shape, where the default (``grouped_table`` over ``group_by``)
+    does not fit (RLE: one table per unit)."""
+    answer_format: Callable[[Sample], str] | None = None
+    """What the oracle writes; None: the ground truth's kind writes it."""
+    answer_space: Mapping[str, Any] = field(default_factory=dict)
+    """What the random baseline draws from where the truth's kind alone does not say (a
+    number's range: {"low": 0, "high": 360})."""
+    modes: Mapping[str, Scorer] = field(default_factory=dict)
+    """Other scorers by mode name, where a task can also be scored another way (SRN's
+    "original": the published arithmetic); the default mode is "cartoqa"."""
+
+    def scorer(self, mode: str = "cartoqa") -> Scorer:
+        """The scorer of ``mode`` ("cartoqa", or one of ``modes``; others fall back to
+        "cartoqa")."""
+        return self.modes.get(mode, self.score)
+
+    def scores_table(self, rows: Sequence[tuple[Sample, SampleScore]]) -> Table:
+        """The task's table of metrics, overall and broken down."""
+        if self.table is not None:
+            return self.table(rows)
+        return grouped_table(rows, self.reduce, self.group_by)
+
+
+_REGISTRY: dict[str, TaskSpec] = {}
+_loaded = False
+
+
+def register_task(spec: TaskSpec, *, replace: bool = False) -> TaskSpec:
+    """Add a task (the one way in).  Its name and truth kinds are declared to the sample
+    schema too, so its samples load.  A second spec of the same name is refused unless
+    ``replace``."""
+    if not spec.name or not spec.name.replace("_", "").isalnum():
+        raise CartoqaError(f"task name {spec.name!r} must be letters, digits and underscores")
+    if spec.name in _REGISTRY and not replace:
+        raise CartoqaError(f"task {spec.name!r} is registered already (pass replace=True)")
+    _REGISTRY[spec.name] = spec
+    declare_truth_kinds(spec.name, spec.truth_kinds)
+    return spec
+
+
+def _load_builtins() -> None:
+    global _loaded
+    if not _loaded:
+        _loaded = True
+        for module in BUILTIN_MODULES:
+            importlib.import_module(module)
+
+
+def get_task(name: str) -> TaskSpec | None:
+    """The spec of a registered task, or None."""
+    if name not in _REGISTRY:
+        _load_builtins()
+    return _REGISTRY.get(name)
+
+
+def registered_tasks() -> dict[str, TaskSpec]:
+    """Every registered task, by name, in registration order."""
+    _load_builtins()
+    return dict(_REGISTRY)

@@ -1,0 +1,163 @@
+"""Every task family's scorer in the one shape, ``SampleScore``, and its metrics.
+
+Each ``*_score(sample, response)`` wraps a family's scorer (``navigation``,
+``gps``, ``answers``) and never raises; each ``*_metrics(rows)`` reduces a
+list of (sample, score) pairs to the family's metric values.  The task specs
+(``cartoqa.tasks``) pair them; nothing here names a task.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from cartoqa.records import NumberTruth, RoadPairTruth, RouteTruth, Sample, SampleScore
+
+from .answers import score_response
+from .gps import score_gps
+from .navigation import Mode, grouped, mml_correct, rle_metrics, rle_value, score_route
+
+__all__ = [
+    "accuracy_metrics",
+    "exact_metrics",
+    "exact_score",
+    "gps_metrics",
+    "gps_score",
+    "mml_score",
+    "rle_metrics_rows",
+    "rle_score",
+    "rle_table",
+    "route_metrics",
+    "route_score",
+]
+
+Rows = Sequence[tuple[Sample, SampleScore]]
+
+
+def _mean(xs: Sequence[float]) -> float:
+    return sum(xs) / len(xs) if xs else float("nan")
+
+
+def _value(row: tuple[Sample, SampleScore], key: str) -> float | None:
+    return row[1].values.get(key)
+
+
+def route_score(sample: Sample, response: str | None, *, mode: Mode = "cartoqa") -> SampleScore:
+    """SRN: SR^2 (the verdict), aSA and connectivity; ``crashed`` (1 or 0) in "original"
+    mode."""
+    assert isinstance(sample.ground_truth, RouteTruth)
+    sc = score_route(sample.ground_truth, response, mode=mode)
+    values: dict[str, float | None] = {
+        "exact": float(sc.exact),
+        "step_accuracy": sc.step_accuracy,
+        "connected": None if sc.connected is None else float(sc.connected),
+    }
+    if mode == "original":
+        values["crashed"] = float(sc.crash is not None)
+    return SampleScore(
+        correct=sc.exact,
+        values=values,
+        why=None if sc.exact else (sc.why or ("no response" if response is None else "wrong")),
+    )
+
+
+def route_metrics(rows: Rows) -> dict[str, float]:
+    """n, SR2, aSA, connectivity (over the answers it applies to), and ``crashed`` (a count)
+    when the scores carry it."""
+    conn = [c for c in (_value(r, "connected") for r in rows) if c is not None]
+    out = {
+        "n": len(rows),
+        "SR2": _mean([float(r[1].values["exact"] or 0.0) for r in rows]),
+        "aSA": _mean([float(r[1].values["step_accuracy"] or 0.0) for r in rows]),
+        "connectivity": _mean(conn),
+    }
+    if rows and "crashed" in rows[0][1].values:
+        out["crashed"] = sum(1 for r in rows if r[1].values.get("crashed"))
+    return out
+
+
+def rle_score(sample: Sample, response: str | None) -> SampleScore:
+    """RLE: the length read (``predicted``, None when unreadable) beside the truth; right
+    within 5 %."""
+    truth = sample.ground_truth
+    assert isinstance(truth, NumberTruth)
+    value = rle_value(truth, response)
+    ok = value is not None and abs(value - truth.value) <= 0.05 * abs(truth.value)
+    why = None if ok else ("unreadable" if value is None else "out of tolerance")
+    return SampleScore(
+        correct=ok,
+        values={"predicted": value, "truth": truth.value},
+        parsed=None if value is None else repr(value),
+        why=why,
+    )
+
+
+def rle_metrics_rows(rows: Rows) -> dict[str, float]:
+    """RMSE, MAE, MAPE and r^2 of the lengths read, whatever their unit."""
+    return rle_metrics(
+        [(_value(r, "predicted"), float(r[1].values["truth"] or 0.0)) for r in rows]
+    )
+
+
+def rle_table(rows: Rows) -> dict[str, dict[str, float]]:
+    """RMSE, MAE, MAPE and r^2 by difficulty x unit, and overall per unit ("all m")."""
+    table: dict[str, dict[str, float]] = {}
+    for unit in sorted({s.metadata.unit or "?" for s, _ in rows}):
+        of_unit = [r for r in rows if (r[0].metadata.unit or "?") == unit]
+        by = grouped(
+            of_unit,
+            key=lambda r: r[0].metadata.difficulty,
+            reduce=rle_metrics_rows,
+        )
+        table |= {f"{g} {unit}" if g != "all" else f"all {unit}": v for g, v in by.items()}
+    return table
+
+
+def mml_score(sample: Sample, response: str | None) -> SampleScore:
+    """MML: both roads of the junction named."""
+    assert isinstance(sample.ground_truth, RoadPairTruth)
+    ok = mml_correct(sample.ground_truth, response)
+    return SampleScore(correct=ok, why=None if ok else "wrong")
+
+
+def accuracy_metrics(rows: Rows) -> dict[str, float]:
+    """n and accuracy."""
+    return {"n": len(rows), "accuracy": _mean([float(bool(r[1].correct)) for r in rows])}
+
+
+def gps_score(sample: Sample, response: str | None) -> SampleScore:
+    """A GPS task by GPSBench's tolerances (``evaluators.gps``): the verdict, ``closeness``
+    (1 - APE) for numeric tasks, and province and country verdicts for place association."""
+    sc = score_gps(sample, response)
+    values: dict[str, float | None] = {}
+    if sc.closeness is not None:
+        values["closeness"] = sc.closeness
+    if sc.province_correct is not None:
+        values["province"] = float(sc.province_correct)
+    if sc.country_correct is not None:
+        values["country"] = float(sc.country_correct)
+    return SampleScore(correct=sc.correct, values=values, why=sc.why)
+
+
+def gps_metrics(rows: Rows) -> dict[str, float]:
+    """n, accuracy, and where the scores carry them 1-MAPE, province and country accuracy."""
+    out = accuracy_metrics(rows)
+    for key, name in (
+        ("closeness", "1-MAPE"),
+        ("province", "province accuracy"),
+        ("country", "country accuracy"),
+    ):
+        got = [v for v in (_value(r, key) for r in rows) if v is not None]
+        if got:
+            out[name] = _mean(got)
+    return out
+
+
+def exact_score(sample: Sample, response: str | None) -> SampleScore:
+    """Exact match of the parsed answer (``evaluators.answers``)."""
+    ok, why = score_response(sample, response)
+    return SampleScore(correct=ok, why=why)
+
+
+def exact_metrics(rows: Rows) -> dict[str, float]:
+    """n and exact match."""
+    return {"n": len(rows), "exact match": _mean([float(bool(r[1].correct)) for r in rows])}
