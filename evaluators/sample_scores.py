@@ -93,9 +93,7 @@ def rle_score(sample: Sample, response: str | None) -> SampleScore:
 
 def rle_metrics_rows(rows: Rows) -> dict[str, float]:
     """RMSE, MAE, MAPE and r^2 of the lengths read, whatever their unit."""
-    return rle_metrics(
-        [(_value(r, "predicted"), float(r[1].values["truth"] or 0.0)) for r in rows]
-    )
+    return rle_metrics([(_value(r, "predicted"), float(r[1].values["truth"] or 0.0)) for r in rows])
 
 
 def rle_table(rows: Rows) -> dict[str, dict[str, float]]:
