@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 
 from cartoqa.records import Sample, SampleScore
 from cartoqa.tasks.spec import Table, TaskSpec, get_task
+from evaluators.metrics import mean as _mean
 
 __all__ = ["gps_summary", "is_correct", "score_run", "score_sample", "score_samples"]
 
@@ -69,10 +70,6 @@ def score_run(
     if summary:
         out["gps"] = summary
     return out
-
-
-def _mean(xs: Sequence[float]) -> float:
-    return sum(xs) / len(xs) if xs else float("nan")
 
 
 def gps_summary(

@@ -14,6 +14,7 @@ from cartoqa.records import NumberTruth, RoadPairTruth, RouteTruth, Sample, Samp
 
 from .answers import score_response
 from .gps import score_gps
+from .metrics import mean as _mean
 from .navigation import Mode, grouped, mml_correct, rle_metrics, rle_value, score_route
 
 __all__ = [
@@ -31,10 +32,6 @@ __all__ = [
 ]
 
 Rows = Sequence[tuple[Sample, SampleScore]]
-
-
-def _mean(xs: Sequence[float]) -> float:
-    return sum(xs) / len(xs) if xs else float("nan")
 
 
 def _value(row: tuple[Sample, SampleScore], key: str) -> float | None:
