@@ -2,9 +2,10 @@
 and ``cartoqa score``.
 
 ``score_samples(samples, responses)`` gives each sample's ``SampleScore``;
-``score_run`` reduces them to each task's table (group -> metric -> value)
-and adds the GPS track scores (``gps_summary``); ``is_correct`` is one
-answer's verdict.  A task with no registered spec is scored by exact match.
+``tables_from_scores`` reduces them to each task's table (group -> metric ->
+value) and adds the GPS track scores (``gps_summary``); ``score_run`` is the
+two in one; ``is_correct`` is one answer's verdict.  A task with no registered
+spec is scored by exact match.
 """
 
 from __future__ import annotations
@@ -15,7 +16,14 @@ from cartoqa.records import Sample, SampleScore
 from cartoqa.tasks.spec import Table, TaskSpec, get_task
 from evaluators.metrics import mean as _mean
 
-__all__ = ["gps_summary", "is_correct", "score_run", "score_sample", "score_samples"]
+__all__ = [
+    "gps_summary",
+    "is_correct",
+    "score_run",
+    "score_sample",
+    "score_samples",
+    "tables_from_scores",
+]
 
 
 def _fallback() -> TaskSpec:
@@ -62,7 +70,16 @@ def score_run(
 ) -> dict[str, Table]:
     """Task -> group -> metric -> value, for responses keyed by sample id, and "gps": the
     GPS track scores where the samples hold GPS tasks."""
-    scored = score_samples(samples, responses, mode=mode)
+    return tables_from_scores(score_samples(samples, responses, mode=mode), samples, responses)
+
+
+def tables_from_scores(
+    scored: Mapping[str, Sequence[tuple[Sample, SampleScore]]],
+    samples: Sequence[Sample],
+    responses: Mapping[str, str | None],
+) -> dict[str, Table]:
+    """``score_run``'s tables from scores already made (``score_samples``' output, or the
+    scores stored beside a run store): task -> group -> metric -> value, and "gps"."""
     out: dict[str, Table] = {
         task: _spec(task).scores_table(rows) for task, rows in sorted(scored.items())
     }

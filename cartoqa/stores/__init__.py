@@ -11,6 +11,7 @@ from .dataset import (
     load_dataset,
 )
 from .runs import RunInfo, RunStore, find_runs, run_id
+from .scores import read_scores, scores_path, scoring_key, write_scores
 
 __all__ = [
     "MANIFEST_SCHEMA_VERSION",
@@ -24,5 +25,9 @@ __all__ = [
     "ensure_writable_folder",
     "find_runs",
     "load_dataset",
+    "read_scores",
     "run_id",
+    "scores_path",
+    "scoring_key",
+    "write_scores",
 ]

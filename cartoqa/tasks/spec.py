@@ -114,6 +114,9 @@ class TaskSpec:
     modes: Mapping[str, Scorer] = field(default_factory=dict)
     """Other scorers by mode name, where a task can also be scored another way (SRN's
     "original": the published arithmetic); the default mode is "cartoqa"."""
+    version: str = "1"
+    """The scorer's version: bump when the scorer's arithmetic changes (stored scores made
+    by another version are then computed afresh)."""
 
     def scorer(self, mode: str = "cartoqa") -> Scorer:
         """The scorer of ``mode`` ("cartoqa", or one of ``modes``; others fall back to
