@@ -1,4 +1,5 @@
-"""``cartoqa build``: sample map tasks from an OSM extract, render them, write a dataset."""
+"""``cartoqa build``: any mix of registered tasks (map tasks from an OSM extract, rendered;
+GPS tasks from GeoNames) written as one dataset."""
 
 from __future__ import annotations
 
@@ -23,8 +24,16 @@ def build(
     extract: Annotated[
         Path | None, typer.Option(help="OSM extract (default: the embedded Helsinki one).")
     ] = None,
-    tasks: Annotated[str, typer.Option(help="Comma-separated: srn, rle, mml.")] = "srn,rle,mml",
-    per_task: Annotated[int, typer.Option(help="Samples per task (RLE: maps x 2 units).")] = 10,
+    tasks: Annotated[
+        str,
+        typer.Option(
+            help="Comma-separated task names, any mix of map tasks (srn, rle, mml) and GPS "
+            "tasks ('cartoqa tasks' lists them)."
+        ),
+    ] = "srn,rle,mml",
+    per_task: Annotated[
+        int, typer.Option(help="Samples per task (RLE: maps x 2 units; GPS tasks: 10 or more).")
+    ] = 10,
     seed: Annotated[int, typer.Option(help="The same seed gives the same samples.")] = 0,
     carto_files: Annotated[
         Path | None, typer.Option(help="Folder with carto's patterns/ and symbols/shields/.")
@@ -45,7 +54,9 @@ def build(
     ] = False,
     progress: Annotated[bool, typer.Option(help="Show progress bars.")] = True,
 ) -> None:
-    """Build navigation questions (SRN, RLE, MML) with their maps from an OSM extract.
+    """Build questions of any mix of tasks: map tasks (SRN, RLE, MML) with their maps from
+    an OSM extract, GPS tasks from GeoNames (the same samples as 'cartoqa gps generate').
+    Each task's samples depend only on the seed and the task, not on the others asked.
 
     OUT is checked (free, writable; an existing dataset needs --overwrite) and
     locked before any work; an old dataset there stays whole until the new one
@@ -57,7 +68,7 @@ def build(
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn
 
     from cartoqa.tasks import build_dataset
-    from cartoqa.tasks.build import BuildError
+    from cartoqa.tasks.build import BuildError, maps_wanted
 
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     wanted = [t.strip() for t in tasks.split(",") if t.strip()]
@@ -75,8 +86,7 @@ def build(
 
     def on_attempt(task: str, made: int, rejected: int) -> None:
         if task not in ids:
-            total = per_task if task != "rle" else -(-per_task // 2)
-            ids[task] = bars.add_task(task, total=total, rejected=0)
+            ids[task] = bars.add_task(task, total=maps_wanted(task, per_task), rejected=0)
         bars.update(ids[task], completed=made, rejected=rejected)
 
     try:
@@ -112,10 +122,18 @@ def build(
             f"({report.gave_up.get(task, 'the extract ran out of fair candidates')}); "
             "recorded in the manifest"
         )
+    from cartoqa.tasks.gps import GPS_CREDITS
+
+    credits = []
+    if report.extract_name:
+        credits.append("Map data © OpenStreetMap contributors")
+    if any(t not in report.maps for t in wanted):
+        credits.append(GPS_CREDITS)
     console.print(
         "seconds: "
         + ", ".join(f"{k} {v:.1f}" for k, v in report.seconds.items())
-        + "\nMap data © OpenStreetMap contributors"
+        + "\n"
+        + "\n".join(credits)
     )
 
 
@@ -129,5 +147,6 @@ def _table(report: BuildReport, wanted: list[str], title: str) -> Table:
         have = report.samples.get(task, 0)
         want = report.wanted.get(task, 0)
         short = f" (wanted {want})" if have < want else ""
-        table.add_row(task, f"{have}{short}", str(report.maps.get(task, 0)), reasons or "-")
+        maps = str(report.maps[task]) if task in report.maps else "-"
+        table.add_row(task, f"{have}{short}", maps, reasons or "-")
     return table

@@ -27,7 +27,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from cartoqa import __version__
 from cartoqa.errors import CartoqaError
@@ -35,11 +35,19 @@ from cartoqa.records import OSM_ATTRIBUTION, Metadata, Prompt, Provenance, Sampl
 from cartoqa.stores import DatasetWriter
 
 from .navigation import NAVIGATION_TASKS, NavigationSampler, Plan, Reject
+from .spec import TaskSpec, get_task, registered_tasks
 
 if TYPE_CHECKING:
     from maps import MapEngine
 
-__all__ = ["BuildError", "BuildReport", "build_dataset"]
+__all__ = [
+    "BuildError",
+    "BuildReport",
+    "build_dataset",
+    "buildable_tasks",
+    "map_tasks",
+    "maps_wanted",
+]
 
 log = logging.getLogger(__name__)
 
@@ -69,6 +77,8 @@ class BuildReport:
 
     gave_up: dict[str, str] = field(default_factory=dict)
     """Task -> why sampling stopped before it had what was asked for."""
+    extract_name: str = ""
+    """The extract the map tasks came from ("" when there were none)."""
 
     @property
     def short(self) -> dict[str, int]:
@@ -103,18 +113,15 @@ def _plans(
     plans: list[Plan] = []
     attempts = 0
     in_a_row = 0
+    make = _spec(task).generator
+    assert make is not None
     while len(plans) < n_maps and attempts < ATTEMPTS_PER_MAP * n_maps:
         if in_a_row >= MAX_REJECTIONS_IN_A_ROW:
             break
         attempts += 1
         i = len(plans)
         try:
-            if task == "srn":
-                plan = sampler.attempt_srn()
-            elif task == "rle":  # simple and complex in turn
-                plan = sampler.attempt_rle("simple" if i % 2 == 0 else "complex")
-            else:
-                plan = sampler.attempt_mml("blue" if i % 2 == 0 else "red")
+            plan = make(sampler, i)
         except Reject as r:
             rejected[r.reason] += 1
             in_a_row += 1
@@ -155,38 +162,66 @@ def build_dataset(
     ``on_attempt(task, made, rejected)`` is called after every candidate (for progress).
     ``strict`` makes a shortfall an error (``BuildError``, no dataset written);
     ``repeat_places`` allows several questions of one junction or origin-destination pair."""
-    unknown = sorted(set(tasks) - set(NAVIGATION_TASKS))
+    from .gps.generate import GpsReport, add_gps_samples, check_gps_tasks
+
+    known = buildable_tasks()
+    unknown = sorted(set(tasks) - set(known))
     if unknown:
         raise CartoqaError(
             f"--tasks {','.join(unknown)}: not a task this build makes; use some of "
-            f"{', '.join(NAVIGATION_TASKS)}"
+            f"{', '.join(known)}"
         )
     if per_task < 1:
         raise CartoqaError(f"--per-task {per_task} must be at least 1")
+    on_map = [t for t in tasks if _spec(t).family == "map"]
+    on_gps = [t for t in tasks if _spec(t).family == "gps"]
+    if on_gps:
+        check_gps_tasks(on_gps, per_task)
     report = BuildReport(path=Path(out))
     # checks and locks the output first: nothing is sampled or rendered for a folder we
     # cannot write; the old dataset there (with overwrite) stays until the new one is in
-    writer = DatasetWriter(out, name="navigation", overwrite=overwrite)
+    writer = DatasetWriter(out, name=f"gps-seed{seed}", overwrite=overwrite)
     try:
-        _build(
-            writer,
-            report,
-            extract=extract,
-            tasks=tasks,
-            per_task=per_task,
-            seed=seed,
-            carto_files=carto_files,
-            cache=cache,
-            dsn=dsn,
-            progress=progress,
-            on_plan=on_plan,
-            on_attempt=on_attempt,
-            engine=engine,
-            strict=strict,
-            repeat_places=repeat_places,
-        )
+        finish: dict[str, Any] = {"seeds": [seed], "attribution": [], "rejected": {}}
+        if on_map:
+            finish |= _build(
+                writer,
+                report,
+                extract=extract,
+                tasks=on_map,
+                per_task=per_task,
+                seed=seed,
+                carto_files=carto_files,
+                cache=cache,
+                dsn=dsn,
+                progress=progress,
+                on_plan=on_plan,
+                on_attempt=on_attempt,
+                engine=engine,
+                strict=strict,
+                repeat_places=repeat_places,
+            )
+        if on_gps:  # the same samples as ``cartoqa gps generate`` makes of these tasks
+            t0 = time.perf_counter()
+            gps = GpsReport(path=Path(out))
+            finish["attribution"] = [
+                *finish["attribution"],
+                *add_gps_samples(writer, gps, per_task=per_task, seed=seed, tasks=on_gps),
+            ]
+            for task in on_gps:
+                report.wanted[task] = report.samples[task] = gps.samples[task]
+                report.rejected[task] = Counter(gps.rejected.get(task, {}))
+            finish["rejected"] = {**finish["rejected"], **report.rejected}
+            if on_map:
+                writer.name = writer.name.replace("navigation-", "cartoqa-", 1)
+            report.seconds["gps"] = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        writer.finish(**finish)
+        report.seconds["writing"] = report.seconds.get("writing", 0.0) + time.perf_counter() - t0
     finally:
         writer.abandon()  # a no-op after finish
+    if on_map:
+        _warn_short(report, per_task)
     return report
 
 
@@ -207,7 +242,9 @@ def _build(
     engine: MapEngine | None,
     strict: bool,
     repeat_places: bool,
-) -> None:
+) -> dict[str, Any]:
+    """Sample, render and add the map tasks' samples to ``writer``; returns what
+    ``writer.finish`` must record of them."""
     from maps import MapEngine
     from maps.labels import RoadLabels
     from maps.roads import load_road_graph
@@ -222,7 +259,7 @@ def _build(
     plans: list[Plan] = []
     for task in tasks:
         n_maps = _maps_wanted(task, per_task)
-        report.wanted[task] = n_maps * (2 if task == "rle" else 1)
+        report.wanted[task] = n_maps * _spec(task).questions_per_map
         sampler = NavigationSampler(
             roads,
             labels,
@@ -289,19 +326,22 @@ def _build(
                 )
             )
             report.samples[plan.task] = report.samples.get(plan.task, 0) + 1
-    writer.finish(
-        seeds=[seed],
-        extract_hashes={engine.extract.name: engine.extract.sha256},
-        style_version=engine.style.version,
-        attribution=[OSM_ATTRIBUTION],
-        shortfall=report.short,
-        rejected=report.rejected,
-    )
     report.seconds["writing"] = time.perf_counter() - t0
+    report.extract_name = engine.extract.name
+    return {
+        "extract_hashes": {engine.extract.name: engine.extract.sha256},
+        "style_version": engine.style.version,
+        "attribution": [OSM_ATTRIBUTION],
+        "shortfall": report.short,
+        "rejected": dict(report.rejected),
+    }
+
+
+def _warn_short(report: BuildReport, per_task: int) -> None:
     for task in report.short:
         log.warning(
             "%s: %d of %d %s samples made; the extract ran out of fair candidates (%s)",
-            engine.extract.name,
+            report.extract_name,
             report.samples.get(task, 0),
             report.wanted[task],
             task,
@@ -309,9 +349,32 @@ def _build(
         )
 
 
-def _maps_wanted(task: str, per_task: int) -> int:
-    """RLE asks each map twice (metres, feet); the other tasks once."""
-    return math.ceil(per_task / 2) if task == "rle" else per_task
+def _spec(task: str) -> TaskSpec:
+    spec = get_task(task)
+    if spec is None:
+        raise CartoqaError(f"task {task!r} is not registered")
+    return spec
+
+
+def buildable_tasks() -> list[str]:
+    """Every registered task a build can make: the map tasks with a generator, then the GPS
+    tasks (GPSBench's and the variants)."""
+    from .gps.generate import GPS_TASKS, GPS_VARIANTS
+
+    return [*map_tasks(), *GPS_TASKS, *GPS_VARIANTS]
+
+
+def map_tasks() -> list[str]:
+    """The registered map tasks that have a generator, in registration order."""
+    return [n for n, s in registered_tasks().items() if s.family == "map" and s.generator]
+
+
+def maps_wanted(task: str, per_task: int) -> int:
+    """Maps to render for ``per_task`` questions (RLE asks each map twice: metres, feet)."""
+    return math.ceil(per_task / _spec(task).questions_per_map)
+
+
+_maps_wanted = maps_wanted
 
 
 def _why_stopped(plans: list[Plan], n_maps: int, rejected: Counter[str]) -> str:

@@ -111,6 +111,13 @@ class TaskSpec:
     answer_space: Mapping[str, Any] = field(default_factory=dict)
     """What the random baseline draws from where the truth's kind alone does not say (a
     number's range: {"low": 0, "high": 360})."""
+    generator: Callable[..., Any] | None = None
+    """What makes one question, in the form its family's builder calls: map tasks
+    ``(NavigationSampler, i) -> Plan`` (``cartoqa.tasks.build``), GPS tasks
+    ``(Sampler, n) -> Draft`` (``cartoqa.tasks.gps``); None for a task scored here but
+    made elsewhere."""
+    questions_per_map: int = 1
+    """Map tasks: questions asked of each rendered map (RLE: 2, metres and feet)."""
     modes: Mapping[str, Scorer] = field(default_factory=dict)
     """Other scorers by mode name, where a task can also be scored another way (SRN's
     "original": the published arithmetic); the default mode is "cartoqa"."""

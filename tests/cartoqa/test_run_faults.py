@@ -51,7 +51,7 @@ def test_a_last_record_without_its_newline_is_kept_by_score_and_by_run(tmp_path)
     code, out = cli("score", ds.path, "--runs-dir", runs, "--json")
     assert code == 0, out
     (run,) = json.loads(out).values()
-    assert run["scores"]["distance"]["all"]["exact match"] == 1.0  # 12 of 12, not 11
+    assert run["scores"]["distance"]["all"]["accuracy"] == 1.0  # 12 of 12, not 11
     assert store.read_bytes() == before  # scoring changes nothing
     out = oracle_run(ds, runs)
     assert "answered now" in out and "correct: 12/12" in out

@@ -107,3 +107,53 @@ def test_score_command_prints_each_task(built, monkeypatch):
 def test_unknown_tasks_and_counts_are_refused(tmp_path):
     result = CliRunner().invoke(app, ["build", str(tmp_path / "x"), "--tasks", "srn,bogus"])
     assert result.exit_code == 2 and "bogus" in result.output
+
+
+def test_one_build_makes_map_and_gps_tasks_each_as_it_would_alone(engine_for, tmp_path):
+    from cartoqa.tasks.gps import generate_gps
+
+    mixed = build_dataset(
+        tmp_path / "mixed",
+        engine=engine_for("monaco.osm.pbf"),
+        tasks=["mml", "distance"],
+        per_task=10,
+        seed=5,
+        progress=False,
+    )
+    assert mixed.samples == {"mml": 10, "distance": 10}
+    alone = build_dataset(
+        tmp_path / "mml", engine=engine_for("monaco.osm.pbf"), tasks=["mml"], per_task=10, seed=5
+    )
+    generate_gps(tmp_path / "gps", per_task=10, seed=5, tasks=["distance"])
+    lines = (tmp_path / "mixed" / "samples.jsonl").read_text().splitlines()
+    mml = (tmp_path / "mml" / "samples.jsonl").read_text().splitlines()
+    gps = (tmp_path / "gps" / "samples.jsonl").read_text().splitlines()
+    assert lines == mml + gps  # each task's samples byte for byte as built alone
+    assert alone.samples == {"mml": 10}
+    manifest = json.loads((tmp_path / "mixed" / "manifest.json").read_text())
+    assert manifest["name"].startswith("cartoqa-monaco") and manifest["extract_hashes"]
+    assert any("OpenStreetMap" in a for a in manifest["attribution"])
+    assert any("GeoNames" in a for a in manifest["attribution"])
+    ds = load_dataset(tmp_path / "mixed")
+    scores = score_run(ds.samples, answers(ds, "oracle", tmp_path / "runs"))
+    assert scores["mml"]["all"]["accuracy"] == 1 and scores["distance"]["all"]["accuracy"] == 1
+
+
+def test_build_cli_takes_gps_tasks_alone(tmp_path):
+    r = CliRunner().invoke(
+        app, ["build", str(tmp_path / "g"), "--tasks", "bearing", "--per-task", "10", "--seed", "3"]
+    )
+    assert r.exit_code == 0, r.output
+    assert "GeoNames" in r.output and "OpenStreetMap" not in r.output
+    from cartoqa.tasks.gps import generate_gps
+
+    generate_gps(tmp_path / "same", per_task=10, seed=3, tasks=["bearing"])
+    assert (tmp_path / "g" / "samples.jsonl").read_bytes() == (
+        tmp_path / "same" / "samples.jsonl"
+    ).read_bytes()
+    r = CliRunner().invoke(app, ["build", str(tmp_path / "x"), "--tasks", "bearing,nope"])
+    assert r.exit_code == 2 and "nope" in r.output and "srn" in r.output
+    r = CliRunner().invoke(
+        app, ["build", str(tmp_path / "y"), "--tasks", "bearing", "--per-task", "5"]
+    )
+    assert r.exit_code == 2 and "at least 10" in r.output

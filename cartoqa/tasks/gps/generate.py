@@ -39,7 +39,9 @@ __all__ = [
     "SPLIT_SHARES",
     "SYSTEM_PROMPT",
     "GpsReport",
+    "add_gps_samples",
     "assign_splits",
+    "check_gps_tasks",
     "generate_gps",
 ]
 
@@ -103,6 +105,18 @@ def _seed(seed: int, task: str) -> list[int]:
     return [seed, int.from_bytes(hashlib.sha256(task.encode()).digest()[:4], "big")]
 
 
+def check_gps_tasks(names: Sequence[str], per_task: int) -> None:
+    """``CartoqaError`` for a name that is no GPS task or a count too small to split."""
+    unknown = sorted(set(names) - set(_MAKERS))
+    if unknown:
+        raise CartoqaError(
+            f"--tasks {','.join(unknown)}: not a GPS task; known: {', '.join(GPS_TASKS)}; "
+            f"variants: {', '.join(GPS_VARIANTS)}"
+        )
+    if per_task < 10:
+        raise CartoqaError(f"--per-task {per_task}: need at least 10 to split 60/10/30")
+
+
 def generate_gps(
     out: Path,
     *,
@@ -113,70 +127,84 @@ def generate_gps(
     on_task: Callable[[str, int], None] | None = None,
 ) -> GpsReport:
     """Write ``per_task`` samples of each task (default: GPSBench's 17 and the probe; the
-    variants only by name) to a dataset at ``out``."""
+    variants only by name) to a dataset at ``out``.  ``cartoqa build`` makes the same
+    samples, beside map tasks or alone (``add_gps_samples``)."""
     names = list(tasks or GPS_TASKS)
-    unknown = sorted(set(names) - set(_MAKERS))
-    if unknown:
-        raise CartoqaError(
-            f"--tasks {','.join(unknown)}: not a GPS task; known: {', '.join(GPS_TASKS)}; "
-            f"variants: {', '.join(GPS_VARIANTS)}"
-        )
-    if per_task < 10:
-        raise CartoqaError(f"--per-task {per_task}: need at least 10 to split 60/10/30")
+    check_gps_tasks(names, per_task)
     report = GpsReport(path=Path(out))
     # the output is checked and locked before any work; an old dataset there stays whole
     # until the new one is complete
     with DatasetWriter(out, name=f"gps-seed{seed}", overwrite=overwrite) as writer:
-        t0 = time.perf_counter()
-        cities = load_cities()
-        report.seconds["cities"] = time.perf_counter() - t0
-        provenance_of: dict[str, Provenance] = {}
-        t0 = time.perf_counter()
-        for task in names:
-            rng = np.random.default_rng(_seed(seed, task))
-            sampler = Sampler(cities, rng, per_task)
-            make = _MAKERS[task]
-            drafts = []
-            asked: set[str] = set()
-            for n in range(per_task):
-                d = make(sampler, n)
-                while d.text in asked:  # the same question twice (the same city drawn again)
-                    sampler.reject("duplicate")
-                    d = make(sampler, n)
-                asked.add(d.text)
-                drafts.append(d)
-            if all(d.split for d in drafts):  # the task dealt its own splits
-                splits = [str(d.split) for d in drafts]
-            else:
-                splits = assign_splits([f"{d.difficulty}|{d.region}" for d in drafts], rng)
-            prov = provenance_of.setdefault(
-                task,
-                Provenance(
-                    generator=f"cartoqa {__version__} tasks.gps.{task}",
-                    seed=seed,
-                    source="; ".join(filter(None, [GEONAMES_SOURCE, SOURCES.get(task)])),
-                ),
-            )
-            for n, (d, split) in enumerate(zip(drafts, splits, strict=True)):
-                writer.add(
-                    Sample.model_construct(
-                        id=f"{task}-{n:05d}",
-                        task=task,
-                        split=split,  # type: ignore[arg-type]
-                        prompt=Prompt(text=d.text, system=SYSTEM_PROMPT),
-                        ground_truth=d.truth,
-                        metadata=Metadata(
-                            region=d.region, difficulty=d.difficulty, track=TRACKS[task], **d.meta
-                        ),
-                        provenance=prov,
-                    )
-                )
-            report.samples[task] = len(drafts)
-            if sampler.rejected:
-                report.rejected[task] = dict(sampler.rejected)
-            if on_task:
-                on_task(task, len(drafts))
-        used = [SOURCES[t] for t in names if t in SOURCES]
-        writer.finish(seeds=[seed], attribution=[GEONAMES_SOURCE, *used], rejected=report.rejected)
-    report.seconds["generating"] = time.perf_counter() - t0
+        attribution = add_gps_samples(
+            writer, report, per_task=per_task, seed=seed, tasks=names, on_task=on_task
+        )
+        writer.finish(seeds=[seed], attribution=attribution, rejected=report.rejected)
     return report
+
+
+def add_gps_samples(
+    writer: DatasetWriter,
+    report: GpsReport,
+    *,
+    per_task: int,
+    seed: int,
+    tasks: Sequence[str],
+    on_task: Callable[[str, int], None] | None = None,
+) -> list[str]:
+    """Add ``per_task`` samples of each GPS task to an open ``writer``, recording counts,
+    rejections and seconds in ``report``; returns the data's attribution lines.  Each task
+    draws from its own generator seeded by (seed, task): its samples are the same whatever
+    else the dataset holds."""
+    check_gps_tasks(tasks, per_task)
+    t0 = time.perf_counter()
+    cities = load_cities()
+    report.seconds["cities"] = time.perf_counter() - t0
+    provenance_of: dict[str, Provenance] = {}
+    t0 = time.perf_counter()
+    for task in tasks:
+        rng = np.random.default_rng(_seed(seed, task))
+        sampler = Sampler(cities, rng, per_task)
+        make = _MAKERS[task]
+        drafts = []
+        asked: set[str] = set()
+        for n in range(per_task):
+            d = make(sampler, n)
+            while d.text in asked:  # the same question twice (the same city drawn again)
+                sampler.reject("duplicate")
+                d = make(sampler, n)
+            asked.add(d.text)
+            drafts.append(d)
+        if all(d.split for d in drafts):  # the task dealt its own splits
+            splits = [str(d.split) for d in drafts]
+        else:
+            splits = assign_splits([f"{d.difficulty}|{d.region}" for d in drafts], rng)
+        prov = provenance_of.setdefault(
+            task,
+            Provenance(
+                generator=f"cartoqa {__version__} tasks.gps.{task}",
+                seed=seed,
+                source="; ".join(filter(None, [GEONAMES_SOURCE, SOURCES.get(task)])),
+            ),
+        )
+        for n, (d, split) in enumerate(zip(drafts, splits, strict=True)):
+            writer.add(
+                Sample.model_construct(
+                    id=f"{task}-{n:05d}",
+                    task=task,
+                    split=split,  # type: ignore[arg-type]
+                    prompt=Prompt(text=d.text, system=SYSTEM_PROMPT),
+                    ground_truth=d.truth,
+                    metadata=Metadata(
+                        region=d.region, difficulty=d.difficulty, track=TRACKS[task], **d.meta
+                    ),
+                    provenance=prov,
+                )
+            )
+        report.samples[task] = len(drafts)
+        if sampler.rejected:
+            report.rejected[task] = dict(sampler.rejected)
+        if on_task:
+            on_task(task, len(drafts))
+    report.seconds["generating"] = time.perf_counter() - t0
+    used = [SOURCES[t] for t in tasks if t in SOURCES]
+    return [GEONAMES_SOURCE, *used]
