@@ -26,6 +26,7 @@ from ._shapes import (
     polygon_area_km2,
     polygon_is_simple,
     polygon_perimeter_km,
+    rdp_thresholds_km,
     simplify_rdp,
 )
 from ._sphere import (
@@ -59,6 +60,7 @@ __all__ = [
     "polygon_area_km2",
     "polygon_is_simple",
     "polygon_perimeter_km",
+    "rdp_thresholds_km",
     "simplify_rdp",
     "to_dms",
     "to_utm",

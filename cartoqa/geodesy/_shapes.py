@@ -171,6 +171,13 @@ def simplify_rdp(lats: ArrayLike, lons: ArrayLike, epsilon_km: float) -> NDArray
     return np.flatnonzero(_rdp_thresholds_rad(lats, lons) > eps / EARTH_RADIUS_KM)
 
 
+def rdp_thresholds_km(lats: ArrayLike, lons: ArrayLike) -> NDArray[np.float64]:
+    """For each vertex, the largest tolerance in km at which ``simplify_rdp`` still keeps it
+    (infinite for the first and last): how close a simplification is to keeping or dropping
+    each point."""
+    return _rdp_thresholds_rad(lats, lons) * EARTH_RADIUS_KM
+
+
 def _rdp_thresholds_rad(lats: ArrayLike, lons: ArrayLike) -> NDArray[np.float64]:
     """For each vertex, the largest tolerance (radians) at which RDP keeps it (infinite for
     the ends).  RDP splits a span at its farthest vertex whatever the tolerance; a vertex

@@ -17,6 +17,7 @@ from cartoqa.geodesy import (
     polygon_area_km2,
     polygon_is_simple,
     polygon_perimeter_km,
+    rdp_thresholds_km,
     simplify_rdp,
 )
 from cartoqa.stores import load_dataset
@@ -316,3 +317,16 @@ def test_a_polygon_simple_on_the_plane_of_degrees_can_cross_on_the_sphere():
 
     assert Polygon(list(zip(lo, la, strict=True))).is_simple
     assert not polygon_is_simple(la, lo)
+
+
+def test_rdp_thresholds_say_at_which_tolerance_each_point_goes():
+    k = math.pi * EARTH_RADIUS_KM / 180
+    rng = np.random.default_rng(8)
+    for _ in range(60):
+        n = int(rng.integers(3, 20))
+        la = np.cumsum(rng.normal(0, 0.004, n))
+        lo = np.cumsum(np.abs(rng.normal(0.01, 0.004, n)))
+        th = rdp_thresholds_km(la, lo)
+        assert th[0] == th[-1] == np.inf
+        for eps in (0.05, 0.2, 0.8):
+            assert np.flatnonzero(th > eps).tolist() == planar_rdp(lo * k, la * k, eps)

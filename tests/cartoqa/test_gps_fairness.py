@@ -18,6 +18,9 @@ from cartoqa.tasks.gps._cities import load_cities
 
 TASKS = [
     "boundary_analysis",
+    "relative_position_applied",
+    "route_analysis",
+    "spatial_patterns",
     "route_geometry",
     "proximity",
     "polygon",
@@ -69,18 +72,36 @@ def test_russia_beyond_the_urals_is_asia_and_debatable_places_are_left_out(gps, 
                 assert c["countrycode"] not in ("GE", "AM", "AZ", "CY"), (s.id, name)
                 if c["countrycode"] == "US" and c["longitude"] < -150:
                     assert continent == "Oceania", (s.id, name)  # Hawaii
+                if c["countrycode"] == "EG":  # Sinai's governorates are Asia, the Nile's not
+                    assert continent == ("Asia" if c["admin1code"] in ("26", "27") else "Africa")
+                    assert c["admin1code"] not in ("07", "15", "19"), (s.id, name)  # the canal
     assert russian > 5
     assert report.rejected["boundary_analysis"]["debatable_continent"] > 0
 
 
-def test_the_option_nearest_the_others_is_right_only_by_chance(gps):
+def _share(samples, rank):
+    """How often the options ``rank`` ranks first hold the answer (ties shared)."""
     hits = 0.0
-    for s in gps[1]["route_geometry"]:
+    for s in samples:
         opts = {k: set(json.loads(v)) for k, v in s.ground_truth.options.items()}
-        spread = {k: sum(len(opts[k] ^ opts[j]) for j in opts) for k in opts}
-        central = [k for k in opts if spread[k] == min(spread.values())]
-        hits += (s.ground_truth.answer in central) / len(central)
-    assert hits / len(gps[1]["route_geometry"]) < 0.32  # 1 in 4 by chance
+        value = {k: rank(opts, k) for k in opts}
+        best = [k for k in opts if value[k] == max(value.values())]
+        hits += (s.ground_truth.answer in best) / len(best)
+    return hits / len(samples)
+
+
+@pytest.mark.parametrize(
+    "rank",
+    [
+        lambda o, k: -sum(len(o[k] ^ o[j]) for j in o),  # nearest the others
+        lambda o, k: len(o[k]),  # the longest
+        lambda o, k: -len(o[k]),  # the shortest
+        lambda o, k: sum(len(o[k] ^ o[j]) for j in o),  # farthest from the others
+    ],
+    ids=["central", "longest", "shortest", "outlying"],
+)
+def test_no_property_of_an_option_tells_the_right_one(gps, rank):
+    assert 0.18 < _share(gps[1]["route_geometry"], rank) < 0.32  # 1 in 4 by chance
 
 
 def test_proximity_answers_are_clear(gps):
@@ -162,3 +183,43 @@ def test_direction_questions_record_how_close_the_bearing_is_to_an_edge(gps):
         assert margin == pytest.approx(
             min(abs((b - e + 180) % 360 - 180) for e in (45, 135, 225, 315)), abs=0.011
         )
+
+
+def test_named_directions_are_clear_of_a_quarter_edge(gps):
+    for s in gps[1]["relative_position_applied"]:
+        assert (s.metadata.model_extra or {})["margin_deg"] >= 5.0, s.id
+    assert gps[0].rejected["relative_position_applied"]["near_sector_edge"] > 0
+
+
+def test_detours_are_clear_of_the_ten_percent_rule(gps):
+    for s in gps[1]["route_analysis"]:
+        assert abs((s.metadata.model_extra or {})["detour"] - 0.1) >= 0.005 - 1e-4, s.id
+
+
+def test_the_outlier_is_farther_from_every_city_than_they_are_from_each_other(gps, cities):
+    by_name = {}
+    for c in sorted(cities, key=lambda c: c["population"]):
+        by_name[c["name"]] = (c["latitude"], c["longitude"])
+    checked = 0
+    for s in gps[1]["spatial_patterns"]:
+        listed = re.search(r"far from them: (.+)\. Which city", s.prompt.text).group(1)
+        names = listed.split("; ")
+        if not all(n in by_name for n in names):
+            continue
+        out = s.ground_truth.answer
+        inliers = [n for n in names if n != out]
+        spread = max(_km(by_name[a], by_name[b]) for a in inliers for b in inliers)
+        assert min(_km(by_name[out], by_name[a]) for a in inliers) > spread, s.id
+        checked += 1
+    assert checked > 500
+
+
+def test_an_accepted_alternate_name_is_never_another_citys_name(gps, cities):
+    names = collections.Counter(c["name"].casefold() for c in cities)
+    for s in gps[1]["place_association"] + gps[1]["spatial_patterns"]:
+        for a in s.ground_truth.accepted:
+            assert len(a) > 3, (s.id, a)
+            assert a.casefold() not in names or a.casefold() == s.ground_truth.answer.casefold(), (
+                s.id,
+                a,
+            )

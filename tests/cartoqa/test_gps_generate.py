@@ -107,11 +107,17 @@ def test_oracle_scores_every_task_perfectly_and_random_near_chance(gps):
         "relative_position_applied",
         "proximity",
         "name_disambiguation",
-        "spatial_patterns",
         "terrain_classification",
+        "route_geometry",
     ):
-        assert 0.05 <= rand[task]["all"]["accuracy"] <= 0.5, task  # 1 in 4 or 5
-    for task in ("distance", "interpolation", "coordinate_transformation", "missing_data"):
+        assert 0.05 <= rand[task]["all"]["accuracy"] <= 0.5, task  # 1 in 4
+    for task in (
+        "distance",
+        "interpolation",
+        "coordinate_transformation",
+        "missing_data",
+        "spatial_patterns",  # a free-text name: random picks a word of the prompt
+    ):
         assert rand[task]["all"]["accuracy"] <= 0.15, task
 
 

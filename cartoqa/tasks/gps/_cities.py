@@ -56,13 +56,21 @@ SUBREGIONS = (
 )
 
 
-def continent_of_place(country: str, continent: str, lat: float, lon: float) -> str | None:
+#: Egypt's governorates (GeoNames admin1 codes): North and South Sinai; the canal's
+_SINAI = {"26", "27"}
+_EGYPT_CANAL = {"07", "15", "19"}
+
+
+def continent_of_place(
+    country: str, continent: str, lat: float, lon: float, admin1: str = ""
+) -> str | None:
     """The continent a person would name for a place: GeoNames' continent of its country,
     except where the country spans two (Russia east of 61°E is Asia, west of 58°E Europe;
-    Turkey's Thrace is Europe; Egypt's Sinai is Asia; Spain's Canaries, Ceuta and Melilla,
-    Portugal's Madeira, Hawaii and Indonesian New Guinea are Africa, Africa, Africa,
-    Oceania and Oceania by their ground); None where people disagree (the Urals, Istanbul,
-    the Caucasus states, Cyprus, Kazakhstan west of the Ural river).  Continent codes as
+    Turkey's Thrace is Europe; Egypt's Sinai governorates are Asia; Spain's Canaries,
+    Ceuta and Melilla and Portugal's Madeira are Africa; Hawaii and Indonesian New Guinea
+    are Oceania); None where people disagree (the Urals, Istanbul,
+    the Caucasus states, Cyprus, Kazakhstan west of the Ural river, the Suez Canal's
+    governorates).  Continent codes as
     GeoNames (AF, AS, EU, NA, SA, OC)."""
     if country == "RU":
         return "AS" if lon > 61 else "EU" if lon < 58 else None
@@ -71,7 +79,9 @@ def continent_of_place(country: str, continent: str, lat: float, lon: float) -> 
             return None  # Istanbul, on both sides of the Bosphorus
         return "EU" if lon < 28.5 and lat > 40.3 else "AS"
     if country == "EG":
-        return "AS" if lon > 32.6 and lat < 31.4 else "AF"
+        if admin1 in _EGYPT_CANAL:
+            return None  # Port Said, Ismailia, Suez: on the canal, both continents
+        return "AS" if admin1 in _SINAI else "AF"
     if country == "KZ":
         return None if lon < 53.5 else "AS"
     if country in ("AM", "AZ", "GE", "CY"):

@@ -18,7 +18,10 @@ a smaller one is not what a reader would think of.
   of cities15000 carries the name among its alternate names (Mombaça is
   also Mombasa), and the name is not that of another country (Lebanon,
   in Kansas) or of a province other than the city's own (Delta, British
-  Columbia, and Delta State, Nigeria).
+  Columbia, and Delta State, Nigeria), and no city of five times its
+  people lies within 12 km (a district or suburb: Republica in São Paulo).
+  "Name, Country" gets the province too where the name is also another
+  province of the country ("Delaware, Ohio, United States").
 
 A task that gets None draws again and counts the draw as ``ambiguous_name``.
 """
@@ -30,6 +33,10 @@ import unicodedata
 from collections import defaultdict
 from functools import lru_cache
 
+import numpy as np
+
+from cartoqa.geodesy import distance_km
+
 from ._cities import Cities, cities1000_rows
 
 __all__ = ["BARE_DOMINANT", "DOMINANT", "CityLabels", "fold", "labels_for"]
@@ -38,6 +45,8 @@ __all__ = ["BARE_DOMINANT", "DOMINANT", "CityLabels", "fold", "labels_for"]
 DOMINANT = 10
 #: the same for a name shown alone, with nothing else to tell the places apart
 BARE_DOMINANT = 20
+#: a city with BIGGER times the people within NEAR_KM makes a bare name a district of it
+BIGGER, NEAR_KM = 5, 12.0
 
 _ABBREVIATIONS = {"st": "saint", "ste": "sainte", "mt": "mount", "ft": "fort", "pt": "port"}
 _WORDS = re.compile(r"[^\W_]+")
@@ -83,6 +92,30 @@ def _country_names() -> dict[str, str]:
     return names
 
 
+def _bigger_near(c: Cities) -> np.ndarray:
+    """For each city, whether one with ``BIGGER`` times its people lies within ``NEAR_KM``
+    (cities bucketed by a 0.25-degree grid; exact haversine within neighbouring cells)."""
+    cell = 0.25
+    keys = np.floor(c.lat / cell).astype(int), np.floor(c.lon / cell).astype(int)
+    grid: dict[tuple[int, int], list[int]] = defaultdict(list)
+    for i, key in enumerate(zip(keys[0].tolist(), keys[1].tolist(), strict=True)):
+        grid[key].append(i)
+    out = np.zeros(len(c), dtype=bool)
+    for i, (a, b) in enumerate(zip(keys[0].tolist(), keys[1].tolist(), strict=True)):
+        pop = int(c.population[i])
+        near = [
+            j
+            for da in (-1, 0, 1)
+            for db in (-1, 0, 1)
+            for j in grid.get((a + da, b + db), [])
+            if int(c.population[j]) >= BIGGER * pop
+        ]
+        if near:
+            d = distance_km(c.lat[i], c.lon[i], c.lat[near], c.lon[near])
+            out[i] = bool((np.asarray(d) <= NEAR_KM).any())
+    return out
+
+
 _BUILT: dict[int, CityLabels] = {}
 
 
@@ -102,6 +135,18 @@ class CityLabels:
         """folded alternate name -> the cities15000 cities that carry it"""
         self._division: dict[str, set[tuple[str, str]]] = defaultdict(set)
         """folded province name -> the (country, admin1 code) divisions of that name"""
+        self._primary: dict[str, list[int]] = defaultdict(list)
+        """folded city name -> the cities15000 cities of that name"""
+        self._bigger_near: np.ndarray | None = None
+        self._bare_fit: np.ndarray | None = None
+        self._biggest: dict[tuple[str, str], int] = {}
+        """(country, admin1 code) -> its most populous city"""
+        for i, name in enumerate(cities.name):
+            self._primary[fold(name)].append(i)
+            key = (cities.country[i], cities.admin1[i])
+            j = self._biggest.get(key)
+            if j is None or cities.population[i] > cities.population[j]:
+                self._biggest[key] = i
         for i, alts in enumerate(cities.alternates):
             for a in {fold(x) for x in alts} - {fold(cities.name[i])}:
                 self._alternate_of[a].append(i)
@@ -123,7 +168,16 @@ class CityLabels:
         None where even that fits more than one place."""
         c = self.c
         same = [r for r in self._namesakes(i) if r[1] == c.country[i]]
-        if not same:
+        # a name that is also another province's of the country reads as that province
+        # ("Delaware, United States" is the state before the Ohio city)
+        # (its own province's name too, unless it is that province's biggest city: "Madrid,
+        # Spain" is the city, "Goiás, Brazil" the state)
+        own = (c.country[i], c.admin1[i])
+        homonym = any(
+            k == c.country[i] and (a != c.admin1[i] or self._biggest.get(own) != i)
+            for k, a in self._division.get(fold(c.name[i]), set())
+        )
+        if not same and not homonym:
             return f"{c.name[i]}, {c.country_name[i]}"
         province = c.admin1_name[i]
         if not province or any(r[2] == c.admin1[i] for r in same):
@@ -143,4 +197,24 @@ class CityLabels:
             return None
         if self._division.get(key, set()) - {(c.country[i], c.admin1[i])}:
             return None
+        if self.inside_bigger_city(i):
+            return None  # a district or suburb: named alone it points nowhere clear
         return c.name[i]
+
+    def bare_fit(self) -> np.ndarray:
+        """For each city, whether ``bare`` names it (worked out once)."""
+        if self._bare_fit is None:
+            self._bare_fit = np.array([self.bare(i) is not None for i in range(len(self.c))])
+        return self._bare_fit
+
+    def inside_bigger_city(self, i: int) -> bool:
+        """Whether a city of ``BIGGER`` times city i's people lies within ``NEAR_KM`` of it
+        (it is a district or suburb of that city: Republica in São Paulo)."""
+        if self._bigger_near is None:
+            self._bigger_near = _bigger_near(self.c)
+        return bool(self._bigger_near[i])
+
+    def is_other_city(self, i: int, name: str) -> bool:
+        """Whether ``name`` is another city's own name (an alternate name of Lomé that reads
+        "Rome"), so it cannot stand for city i."""
+        return any(j != i for j in self._primary.get(fold(name), []))

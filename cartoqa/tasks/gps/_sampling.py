@@ -66,16 +66,28 @@ class Sampler:
         self.rejected: Counter[str] = Counter()
         """Reason -> draws turned down (an ambiguous sample), for the manifest."""
 
-    def reject(self, reason: str) -> None:
-        """Count a draw turned down for ``reason``."""
-        self.rejected[reason] += 1
+    def reject(self, reason: str, n: int = 1) -> None:
+        """Count ``n`` draws turned down for ``reason``."""
+        self.rejected[reason] += n
 
     def continent(self) -> str:
         return self._keys[int(self.rng.choice(len(self._keys), p=self._weights))]
 
-    def city(self, continent: str | None = None) -> int:
-        pool = self.by_continent[continent or self.continent()]
+    def city(self, continent: str | None = None, pools: dict[str, np.ndarray] | None = None) -> int:
+        pool = (pools or self.by_continent)[continent or self.continent()]
         return int(pool[self.rng.integers(len(pool))])
+
+    def bare_pools(self) -> dict[str, np.ndarray]:
+        """``by_continent`` less the cities whose name alone fits several places
+        (``_labels``): name-only tasks draw from these.  The cities left out are counted
+        once per task as ``ambiguous_name`` draws."""
+        if "bare_pools" not in self.memo:
+            fit = self.labels.bare_fit()
+            self.memo["bare_fit"] = fit
+            self.memo["bare_pools"] = {k: v[fit[v]] for k, v in self.by_continent.items()}
+            self.reject("ambiguous_name", int((~fit).sum()))
+        pools: dict[str, np.ndarray] = self.memo["bare_pools"]
+        return pools
 
     def distances(self, i: int, pool: np.ndarray | None = None) -> np.ndarray:
         c = self.c
@@ -111,13 +123,20 @@ class Sampler:
         plan = [k for k, c in counts.items() for _ in range(c)]
         return [plan[int(i)] for i in self.rng.permutation(len(plan))]
 
-    def spread(self, n: int, min_km: float, continent: str | None = None) -> list[int]:
-        """``n`` cities pairwise at least ``min_km`` apart (by quota, or from one continent)."""
+    def spread(
+        self,
+        n: int,
+        min_km: float,
+        continent: str | None = None,
+        pools: dict[str, np.ndarray] | None = None,
+    ) -> list[int]:
+        """``n`` cities pairwise at least ``min_km`` apart (by quota, or from one continent),
+        from ``pools`` (default: every city)."""
         for _ in range(1000):
             chosen: list[int] = []
             plan = [continent] * n if continent else self.continents_for(n)
             for _ in range(50 * n):
-                i = self.city(plan[len(chosen)])
+                i = self.city(plan[len(chosen)], pools)
                 if all(
                     distance_km(self.c.lat[i], self.c.lon[i], self.c.lat[j], self.c.lon[j])
                     >= min_km

@@ -6,14 +6,14 @@ from collections import defaultdict
 
 import numpy as np
 
-from cartoqa.geodesy import distance_km, interpolate
+from cartoqa.geodesy import distance_km, initial_bearing_deg, interpolate
 from cartoqa.records import BooleanTruth, ChoiceTruth, GroupingTruth, NumberTruth, TextTruth
 
 from ._cities import CONTINENT_NAMES, continent_of_place
 from ._name_groups import load_name_groups, split_groups
 from ._sampling import SPLIT_SHARES, Draft, Sampler, split_targets
 from ._terrain import TERRAIN_CLASSES, TerrainSampler, load_terrain
-from .pure import direction_question
+from .pure import direction_question, edge_margin
 
 __all__ = ["APPLIED_TASKS"]
 
@@ -30,6 +30,17 @@ def _noisy(s: Sampler, i: int, sigma_m: float) -> tuple[float, float]:
 
 #: place association's population bands, by difficulty (GPSBench's)
 POPULATION_BANDS = {"easy": (500_000, 10**12), "medium": (100_000, 500_000), "hard": (0, 100_000)}
+
+
+def accepted_names(s: Sampler, i: int) -> list[str]:
+    """The GeoNames alternate names that also count for city i: not its own name, not codes
+    of three letters or fewer ("GUA"), and not another city's own name (an alternate of Lomé
+    reads "Rome", one of Dallas "Talas")."""
+    return [
+        a
+        for a in s.c.alternates[i]
+        if a and a != s.c.name[i] and len(a) > 3 and not s.labels.is_other_city(i, a)
+    ]
 
 
 def _population_pools(s: Sampler) -> dict[tuple[str, str], np.ndarray]:
@@ -80,7 +91,7 @@ def place_association(s: Sampler, n: int) -> Draft:
         "Give its name, then its province or state and country, as "
         "FINAL ANSWER: <city>, <province or state>, <country>"
     )
-    alts = [a for a in s.c.alternates[i] if a and a != s.c.name[i]]
+    alts = accepted_names(s, i)
     truth = TextTruth(answer=s.c.name[i], accepted=alts)
     meta = {
         "noise_m": sigma,
@@ -146,15 +157,28 @@ def name_disambiguation(s: Sampler, n: int) -> Draft:
 BAND_DIFFICULTY = {(200, 500): "hard", (500, 1000): "medium"}
 
 
+#: applied relative position: the bearing is at least this far from a quarter's edge
+MIN_NAMED_MARGIN_DEG = 5.0
+
+
 def relative_position_applied(s: Sampler, n: int) -> Draft:
     """Two same-continent cities by name only; the distance bands take turns."""
     lo, hi = BANDS_KM[n % len(BANDS_KM)]
+    c = s.c
     while True:
         i, j, km = s.pair(lo, hi, same_continent=True)
+        b = float(initial_bearing_deg(c.lat[i], c.lon[i], c.lat[j], c.lon[j]))
+        if edge_margin(b, 4) < MIN_NAMED_MARGIN_DEG:
+            # without coordinates a reader knows where the cities are only roughly
+            s.reject("near_sector_edge")
+            continue
         names = s.named(j, i)
         if names:
             break
-    question = f"In which cardinal direction does {names[0]} lie from {names[1]}?"
+    question = (
+        f"Going by the initial (great-circle) bearing, in which cardinal direction does "
+        f"{names[0]} lie from {names[1]}?"
+    )
     d = direction_question(s, i, j, question, {"band_km": f"{lo}-{hi}"}, km)
     d.difficulty = BAND_DIFFICULTY.get((lo, hi), "easy")
     return d
@@ -190,6 +214,10 @@ def proximity(s: Sampler, n: int) -> Draft:
     return Draft(text, ChoiceTruth(answer=letter, options=opts), str(c.subregion[ref]), difficulty)
 
 
+#: route analysis: a detour within this of 10 % is too close to the rule to ask
+NEAR_RULE = 0.005
+
+
 def route_analysis(s: Sampler, n: int) -> Draft:
     """Is a third city on the way between two others, named only (knowing where they are is
     the task): "on the way" when going through it adds less than 10 % to the great-circle
@@ -216,6 +244,9 @@ def route_analysis(s: Sampler, n: int) -> Draft:
         if not names:
             continue
         detour = (sum(legs) - direct) / direct
+        if abs(detour - 0.1) < NEAR_RULE:
+            s.reject("near_threshold")  # within half a point of the 10 % rule
+            continue
         text = (
             f"Travelling the shortest (great-circle) way from {names[0]} to {names[1]}, is "
             f"{names[2]} on the way, that is, would going through it make the journey less "
@@ -239,8 +270,10 @@ def spatial_patterns(s: Sampler, n: int) -> Draft:
     if "region_pools" not in s.memo:
         # Russia east of the Urals is no part of "Eastern Europe" a reader would picture
         asian_russia = (np.array(c.country) == "RU") & (c.lon > 61)
+        s.bare_pools()  # names that fit several places are left out (counted once)
+        fit = s.memo["bare_fit"]
         s.memo["region_pools"] = {
-            r: np.flatnonzero((c.subregion == r) & ~asian_russia)
+            r: np.flatnonzero((c.subregion == r) & ~asian_russia & fit)
             for r in sorted(set(c.subregion.tolist()))
         }
     pools = s.memo["region_pools"]
@@ -256,6 +289,10 @@ def spatial_patterns(s: Sampler, n: int) -> Draft:
         mean = dm.sum(axis=1) / 4
         ranked = np.sort(mean)
         if mean[4] > 2 * np.median(mean) and mean[4] > 1.3 * ranked[-2]:
+            if dm[4, :4].min() <= dm[:4, :4].max():
+                # some in-region city is as far from the others as the outlier is near one
+                s.reject("weak_outlier")
+                continue
             names = s.bare_names(*idx)
             if not names:
                 continue
@@ -266,7 +303,7 @@ def spatial_patterns(s: Sampler, n: int) -> Draft:
                 f"lies far from them: {listed}. Which city is the odd one out? "
                 "Give its name: FINAL ANSWER: <city>"
             )
-            alts = [a for a in c.alternates[out] if a and a != c.name[out]]
+            alts = accepted_names(s, out)
             margin = mean[4] / ranked[-2]
             difficulty = "easy" if margin > 3 else "medium" if margin > 1.8 else "hard"
             return Draft(
@@ -282,10 +319,12 @@ def spatial_patterns(s: Sampler, n: int) -> Draft:
 def boundary_analysis(s: Sampler, n: int) -> Draft:
     c = s.c
     k = 4 + n % 3
+    pools = s.bare_pools()
     while True:
-        idx = s.spread(k, 100)
+        idx = s.spread(k, 100, pools=pools)
         continents = [
-            continent_of_place(c.country[i], str(c.continent[i]), c.lat[i], c.lon[i]) for i in idx
+            continent_of_place(c.country[i], str(c.continent[i]), c.lat[i], c.lon[i], c.admin1[i])
+            for i in idx
         ]
         if None in continents:  # the Urals, Istanbul, the Caucasus: people disagree
             s.reject("debatable_continent")

@@ -16,7 +16,7 @@ from cartoqa.geodesy import (
     polygon_area_km2,
     polygon_is_simple,
     polygon_perimeter_km,
-    simplify_rdp,
+    rdp_thresholds_km,
     to_dms,
     to_utm,
     to_web_mercator,
@@ -324,7 +324,7 @@ def _path(s: Sampler, n: int) -> tuple[list[float], list[float], float, list[int
     heading = float(s.rng.uniform(0, 360))
     lats, lons = [lat], [lon]
     for _ in range(k - 1):
-        heading += float(s.rng.normal(0, 30))
+        heading += float(s.rng.normal(0, HEADING_SD_DEG))
         lat, lon = (
             float(v) for v in destination(lat, lon, heading % 360, float(s.rng.uniform(3, 30)))
         )
@@ -332,12 +332,22 @@ def _path(s: Sampler, n: int) -> tuple[list[float], list[float], float, list[int
         lons.append(round(lon, 5))
     lats[0], lons[0] = round(lats[0], 5), round(lons[0], 5)
     eps = float(s.rng.choice(RDP_TOLERANCES_KM))
-    kept = [int(v) for v in simplify_rdp(lats, lons, eps)]
+    thresholds = rdp_thresholds_km(lats, lons)
+    kept = [int(v) for v in np.flatnonzero(thresholds > eps)]  # what simplify_rdp keeps
+    inner = thresholds[1:-1]
+    if inner.size and float(np.abs(inner - eps).min()) < RDP_CLEARANCE_KM:
+        s.reject("near_tolerance")  # a point kept or dropped by metres: redraw the path
+        return _path(s, n)
     difficulty = "easy" if k <= 10 else "medium" if k <= 12 else "hard"
     return lats, lons, eps, kept, difficulty, _region(s, start)
 
 
 RDP_TOLERANCES_KM = (0.5, 1.0, 1.5, 2.0)
+#: how much a path turns at each point (normal, degrees): straight enough that RDP drops a
+#: fair share of the points, so the right list can hide among its options
+HEADING_SD_DEG = 15.0
+#: every point's RDP threshold is at least this far from the tolerance asked
+RDP_CLEARANCE_KM = 0.02
 
 
 def _path_text(lats: list[float], lons: list[float], eps: float) -> str:
@@ -353,34 +363,52 @@ def _path_text(lats: list[float], lons: list[float], eps: float) -> str:
     )
 
 
-def _wrong_lists(s: Sampler, n_points: int, kept: list[int]) -> list[str]:
-    """Three index lists RDP does not give, built so that no list stands out: a pivot (the
-    right list one time in four, else the right list with one point added or dropped) and
-    the lists one edit from the pivot.  When the pivot is wrong, the right list is one of
-    its edits like the others, so "the option nearest the rest" is the pivot, right only
-    as often as chance."""
+def _wrong_lists(s: Sampler, n_points: int, kept: list[int]) -> list[str] | None:
+    """Three index lists RDP does not give, arranged so that nothing but RDP tells the right
+    one: the four options are a hidden list with two interior points added (one each) and
+    two dropped (one each), and the right list takes one of those four roles at random.  All
+    four are one edit from the hidden list and two from each other, two are one point longer
+    and two one point shorter, so neither "the option nearest the rest" nor "the longest"
+    (RDP tends to keep most points) beats chance.  None when the path keeps or drops fewer
+    than three interior points, too few to arrange that either way."""
+    right = set(kept)
+    inner = list(range(1, n_points - 1))
+    kept_in = [j for j in inner if j in right]
+    left_out = [j for j in inner if j not in right]
+    if len(kept_in) < 3 or len(left_out) < 3:  # so that every role below is possible
+        return None
 
-    def edits(base: tuple[int, ...]) -> list[tuple[int, ...]]:
-        out = [tuple(x for x in base if x != j) for j in base[1:-1]]
-        return out + [tuple(sorted((*base, j))) for j in range(1, n_points - 1) if j not in base]
+    def two(pool: list[int], first: int | None = None) -> list[int]:
+        rest = [j for j in pool if j != first]
+        picked = [rest[int(k)] for k in s.rng.permutation(len(rest))[: 2 - (first is not None)]]
+        return [first, *picked] if first is not None else picked
 
-    right = tuple(kept)
-    if s.rng.random() < 0.25:
-        pivot = right
-    else:
-        around = edits(right)
-        pivot = around[int(s.rng.integers(len(around)))]
-    wrong = [pivot] if pivot != right else []
-    pool = [e for e in edits(pivot) if e not in (right, pivot)]
-    wrong += [pool[int(k)] for k in s.rng.permutation(len(pool))[: 3 - len(wrong)]]
-    return [json.dumps(list(w)) for w in wrong]
+    if s.rng.random() < 0.5:  # right = hidden + a: one of the two "added" lists
+        a = kept_in[int(s.rng.integers(len(kept_in)))]
+        hidden = right - {a}
+        adds = two([j for j in inner if j not in hidden], first=a)
+        drops = two([j for j in inner if j in hidden])
+    else:  # right = hidden - x: one of the two "dropped" lists
+        x = left_out[int(s.rng.integers(len(left_out)))]
+        hidden = right | {x}
+        adds = two([j for j in inner if j not in hidden])
+        drops = two([j for j in inner if j in hidden], first=x)
+    options = [hidden | {adds[0]}, hidden | {adds[1]}, hidden - {drops[0]}, hidden - {drops[1]}]
+    wrong = [o for o in options if o != right]
+    assert len(wrong) == 3
+    return [json.dumps(sorted(o)) for o in wrong]
 
 
 def route_geometry(s: Sampler, n: int) -> Draft:
     """GPSBench's form: which of four index lists RDP keeps (multiple choice; the wrong lists
     from ``_wrong_lists``)."""
-    lats, lons, eps, kept, difficulty, region = _path(s, n)
-    opts, letter = s.options(json.dumps(kept), _wrong_lists(s, len(lats), kept))
+    while True:
+        lats, lons, eps, kept, difficulty, region = _path(s, n)
+        wrong = _wrong_lists(s, len(lats), kept)
+        if wrong is not None:
+            break
+        s.reject("too_few_to_arrange")  # RDP keeps (or drops) nearly every point
+    opts, letter = s.options(json.dumps(kept), wrong)
     text = (
         f"{_path_text(lats, lons, eps)}Which point indices are kept?\n{s.listed(opts)}\n"
         "Answer with the letter: FINAL ANSWER: <letter>"
@@ -433,11 +461,12 @@ def direction_question(
         _region(s, i),
         distance_band(km),
         # how far the bearing is from the nearest sector edge: a small margin is hard to call
-        {"bearing": round(b, 2), "margin_deg": round(_edge_margin(b, points), 2), **meta},
+        {"bearing": round(b, 2), "margin_deg": round(edge_margin(b, points), 2), **meta},
     )
 
 
-def _edge_margin(bearing: float, points: int) -> float:
+def edge_margin(bearing: float, points: int) -> float:
+    """Degrees from a bearing to the nearest edge of its sector (4 or 8 sectors)."""
     width = 360.0 / points
     offset = (bearing + width / 2) % width
     return min(offset, width - offset)
