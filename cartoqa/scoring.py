@@ -11,6 +11,7 @@ spec is scored by exact match.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 from cartoqa.records import Sample, SampleScore
 from cartoqa.tasks.spec import Table, TaskSpec, get_task
@@ -60,8 +61,12 @@ def score_samples(
 ) -> dict[str, list[tuple[Sample, SampleScore]]]:
     """Task -> (sample, score) for each sample (a missing response scores as no answer)."""
     out: dict[str, list[tuple[Sample, SampleScore]]] = {}
+    scorers: dict[str, Any] = {}
     for s in samples:
-        out.setdefault(s.task, []).append((s, score_sample(s, responses.get(s.id), mode=mode)))
+        score = scorers.get(s.task)
+        if score is None:
+            score = scorers[s.task] = _spec(s.task).scorer(mode)
+        out.setdefault(s.task, []).append((s, score(s, responses.get(s.id))))
     return out
 
 
