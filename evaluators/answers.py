@@ -81,6 +81,8 @@ __all__ = [
     "MAX_LINES",
     "answer_matches",
     "format_answer",
+    "format_place",
+    "format_rle",
     "last_json_value",
     "normalise_name",
     "parse_answer",
@@ -131,7 +133,8 @@ def _format_kind(truth: Any) -> str:
     raise TypeError(f"no answer format for ground truth {type(truth).__name__}")
 
 
-def _format_rle(sample: Sample) -> str:
+def format_rle(sample: Sample) -> str:
+    """RLE's answer: the length and its unit on the first line."""
     truth = sample.ground_truth
     assert isinstance(truth, NumberTruth)
     return f"{_num(truth.value)} {truth.unit}\nMeasured along the path against the scale bar."
@@ -143,7 +146,8 @@ def _format_lines(sample: Sample) -> str:
     return "\n".join(n if n else '""' for n in truth.names) or "none"
 
 
-def _format_place(sample: Sample) -> str:
+def format_place(sample: Sample) -> str:
+    """Place association's answer: city, province, country."""
     truth = sample.ground_truth
     assert isinstance(truth, TextTruth)
     extra = sample.metadata.model_extra or {}
@@ -151,16 +155,18 @@ def _format_place(sample: Sample) -> str:
     return _final(", ".join(p for p in parts if p))
 
 
-#: task -> how its prompt asks for the answer, where that differs from the kind's format
+#: task -> how its prompt asks for the answer, for tasks with no spec yet (a registered
+#: task says it in ``TaskSpec.answer_format``: RLE ``format_rle``, place association
+#: ``format_place``)
 ANSWER_FORMATTERS: dict[str, Callable[[Sample], str]] = {
-    "rle": _format_rle,
     "stmf_names": _format_lines,
-    "place_association": _format_place,
 }
 
 
 def format_answer(sample: Sample) -> str:
-    """The sample's ground truth written as its task asks a model to answer."""
+    """The sample's ground truth written in its kind's answer format (or, for a task with no
+    spec yet, as ``ANSWER_FORMATTERS`` says); ``cartoqa.models.baselines.oracle_answer``
+    uses the task's spec first."""
     custom = ANSWER_FORMATTERS.get(sample.task)
     return custom(sample) if custom else _format_kind(sample.ground_truth)
 

@@ -129,7 +129,8 @@ def score(
             for task, table in r["scores"].items():
                 suffix = f" · mode {mode}" if mode != "cartoqa" else ""
                 console.print(_rich_table(f"{label} · {task}{suffix}", table))
-            crashed = r["scores"].get("srn", {}).get("all", {}).get("crashed")
+            # answers the published scorers raise on ("original" mode), in any task
+            crashed = sum(t.get("all", {}).get("crashed", 0) for t in r["scores"].values())
             if crashed:
                 console.print(_CRASH_NOTE.format(n=int(crashed)))
         for credit in ds.manifest.attribution:
@@ -173,8 +174,8 @@ def _run_scores(
 
 
 _CRASH_NOTE = (
-    "{n} SRN answer(s) would crash the published evaluate_srn.py; scored here as not "
-    "connected (counted in 'crashed')"
+    "{n} answer(s) would crash the published scorer (SRN: evaluate_srn.py); scored here as "
+    "not connected (counted in 'crashed')"
 )
 
 

@@ -88,7 +88,6 @@ def _words(text: str) -> list[str]:
 def random_answer(sample: Sample, *, seed: int = 0) -> str:
     """A random answer of the right shape for the sample's task (no ground-truth values used,
     only its shape: the option letters, the units, the keys asked for)."""
-    from evaluators.answers import format_answer
 
     rng = _rng(seed, sample.id)
     truth = sample.ground_truth
@@ -138,7 +137,7 @@ def random_answer(sample: Sample, *, seed: int = 0) -> str:
         fake = GroupingTruth(groups=groups)
     else:  # pragma: no cover - every kind is handled above
         raise TypeError(f"no random answer for {type(truth).__name__}")
-    return format_answer(sample.model_copy(update={"ground_truth": fake}))
+    return _formatted(sample.model_copy(update={"ground_truth": fake}))
 
 
 class _Baseline:
@@ -177,8 +176,13 @@ class OracleModel(_Baseline):
 
 
 def oracle_answer(sample: Sample) -> str:
-    """The ground truth written as the task asks: its spec's ``answer_format`` where it has
-    one, else its truth kind's format."""
+    """The ground truth written as the task asks (``_formatted``)."""
+    return _formatted(sample)
+
+
+def _formatted(sample: Sample) -> str:
+    """A sample's truth written by its spec's ``answer_format`` where it has one, else by
+    its truth kind's format."""
     from cartoqa.tasks.spec import get_task
     from evaluators.answers import format_answer
 

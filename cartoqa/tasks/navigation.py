@@ -519,6 +519,7 @@ def path_turns(coords: list[tuple[float, float]], zoom: int) -> tuple[int, float
 
 
 def _register() -> None:
+    from evaluators.answers import format_rle
     from evaluators.sample_scores import (
         accuracy_metrics,
         mml_score,
@@ -558,6 +559,7 @@ def _register() -> None:
             # simple and complex paths in turn; each map asked in metres and in feet
             generator=lambda sampler, i: sampler.attempt_rle("simple" if i % 2 == 0 else "complex"),
             questions_per_map=2,
+            answer_format=format_rle,
             reduce=rle_metrics_rows,
             table=rle_table,
             metrics=("rmse", "mae", "mape", "r2", "unanswered"),

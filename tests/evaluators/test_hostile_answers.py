@@ -17,6 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from cartoqa.models.baselines import oracle_answer
 from cartoqa.records import (
     TASK_TRUTH_KINDS,
     BooleanTruth,
@@ -43,7 +44,6 @@ from evaluators import AnswerParseError, parse_number
 from evaluators.answers import (
     MAX_JSON_DEPTH,
     MAX_JSON_MARKS,
-    format_answer,
     last_json_value,
     parse_answer,
     parse_sample_answer,
@@ -178,7 +178,7 @@ def test_the_samples_cover_every_task_the_project_builds(samples):
     assert {s.task for s in samples} == set(MAP_TASKS) | set(GPS_TASKS)
     # and the oracle answer of each scores right, so the scorers below are the real ones
     for s in samples:
-        assert is_correct(s, format_answer(s)), s.id
+        assert is_correct(s, oracle_answer(s)), s.id
 
 
 # ------------------------------------------------------------------ checking a run's scores
@@ -375,7 +375,7 @@ def _hostile(draw, oracle_answers: list[str]) -> str:
 def test_every_scorer_takes_every_hostile_answer_in_its_stride(samples):
     """The fuzz test: deep, long, numeric and Unicode-hostile answers through every task's
     parser and scorer (run-level and per answer): no exception, every score in range."""
-    oracle = [format_answer(s) for s in samples]
+    oracle = [oracle_answer(s) for s in samples]
 
     @settings(
         max_examples=250,

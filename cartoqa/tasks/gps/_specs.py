@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from cartoqa.records import truth_kinds_for
+from evaluators.answers import format_place
 from evaluators.sample_scores import gps_metrics, gps_score
 
 from ..spec import TaskSpec, register_task
@@ -44,6 +45,8 @@ METRICS = {
     "polygon_perimeter": ("accuracy", "1-MAPE"),
     "place_association": ("accuracy", "province accuracy", "country accuracy"),
 }
+#: what the oracle writes, where the truth's kind alone does not say
+ANSWER_FORMATS = {"place_association": format_place}
 #: GPS breakdowns (metadata keys; a key no sample of a task carries gives no rows)
 GPS_GROUPS = ("split", "difficulty", "region", "noise_m", "terrain")
 
@@ -60,6 +63,7 @@ for _name in (*GPS_TASKS, *GPS_VARIANTS):
             metrics=METRICS.get(_name, ("accuracy",)),
             group_by=GPS_GROUPS,
             answer_space=ANSWER_SPACES.get(_name, {}),
+            answer_format=ANSWER_FORMATS.get(_name),
         ),
         replace=True,
     )
