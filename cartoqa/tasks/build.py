@@ -258,7 +258,7 @@ def _build(
     t0 = time.perf_counter()
     plans: list[Plan] = []
     for task in tasks:
-        n_maps = _maps_wanted(task, per_task)
+        n_maps = maps_wanted(task, per_task)
         report.wanted[task] = n_maps * _spec(task).questions_per_map
         sampler = NavigationSampler(
             roads,
@@ -279,7 +279,7 @@ def _build(
         raise BuildError(
             f"{engine.extract.name}: --strict and "
             + "; ".join(
-                f"{t}: {report.maps.get(t, 0)} of {_maps_wanted(t, per_task)} maps ({why})"
+                f"{t}: {report.maps.get(t, 0)} of {maps_wanted(t, per_task)} maps ({why})"
                 for t, why in report.gave_up.items()
             )
             + ", so no dataset was written. Ask for fewer, or use a larger extract.",
@@ -372,9 +372,6 @@ def map_tasks() -> list[str]:
 def maps_wanted(task: str, per_task: int) -> int:
     """Maps to render for ``per_task`` questions (RLE asks each map twice: metres, feet)."""
     return math.ceil(per_task / _spec(task).questions_per_map)
-
-
-_maps_wanted = maps_wanted
 
 
 def _why_stopped(plans: list[Plan], n_maps: int, rejected: Counter[str]) -> str:

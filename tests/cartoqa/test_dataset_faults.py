@@ -17,6 +17,7 @@ import pytest
 
 from cartoqa.errors import DatasetError
 from cartoqa.stores import DatasetWriter, load_dataset
+from tests.cartoqa.read_only import read_only_mount
 
 WRITER = Path(__file__).with_name("dataset_writer.py")
 CARTOQA = Path(sys.executable).with_name("cartoqa")
@@ -148,18 +149,8 @@ def read_only(tmp_path):
         yield mnt
         mnt.chmod(0o755)
         return
-    if shutil.which("mount") is None:
-        pytest.skip("root without mount(8): cannot make a read-only folder")
-    ok = subprocess.run(["mount", "--bind", str(src), str(mnt)], capture_output=True)
-    if ok.returncode != 0:
-        pytest.skip(f"cannot bind-mount here: {ok.stderr.decode().strip()}")
-    try:
-        ro = subprocess.run(["mount", "-o", "remount,bind,ro", str(mnt)], capture_output=True)
-        if ro.returncode != 0:
-            pytest.skip(f"cannot remount read-only here: {ro.stderr.decode().strip()}")
+    with read_only_mount(src, mnt):
         yield mnt
-    finally:
-        subprocess.run(["umount", str(mnt)], capture_output=True)
 
 
 @pytest.mark.parametrize(

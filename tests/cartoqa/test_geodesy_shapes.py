@@ -283,13 +283,21 @@ def test_rdp_short_paths_and_bad_epsilon():
         simplify_rdp([0, 1, 2], [0, 1, 2], -1)
 
 
+KM_PER_DEGREE = math.pi * EARTH_RADIUS_KM / 180
+
+
+def _eastward_path(rng, n):
+    """A path of n points heading east within a few km of (0, 0), where the sphere is flat
+    to 1e-6 and the planar reference applies."""
+    return np.cumsum(rng.normal(0, 0.004, n)), np.cumsum(np.abs(rng.normal(0.01, 0.004, n)))
+
+
 def test_rdp_at_every_tolerance_agrees_with_the_textbook_algorithm():
-    k = math.pi * EARTH_RADIUS_KM / 180
+    k = KM_PER_DEGREE
     rng = np.random.default_rng(5)
     for _ in range(100):
-        n = int(rng.integers(3, 25))
-        la = np.cumsum(rng.normal(0, 0.004, n))
-        lo = np.cumsum(np.abs(rng.normal(0.01, 0.004, n)))
+        la, lo = _eastward_path(rng, int(rng.integers(3, 25)))
+        n = la.size
         for eps in (0.0, 0.05, 0.1, 0.2, 0.4, 0.8, 5.0):
             assert simplify_rdp(la, lo, eps).tolist() == planar_rdp(lo * k, la * k, eps), (n, eps)
 
@@ -320,12 +328,10 @@ def test_a_polygon_simple_on_the_plane_of_degrees_can_cross_on_the_sphere():
 
 
 def test_rdp_thresholds_say_at_which_tolerance_each_point_goes():
-    k = math.pi * EARTH_RADIUS_KM / 180
+    k = KM_PER_DEGREE
     rng = np.random.default_rng(8)
     for _ in range(60):
-        n = int(rng.integers(3, 20))
-        la = np.cumsum(rng.normal(0, 0.004, n))
-        lo = np.cumsum(np.abs(rng.normal(0.01, 0.004, n)))
+        la, lo = _eastward_path(rng, int(rng.integers(3, 20)))
         th = rdp_thresholds_km(la, lo)
         assert th[0] == th[-1] == np.inf
         for eps in (0.05, 0.2, 0.8):

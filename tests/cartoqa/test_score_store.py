@@ -16,7 +16,6 @@ import dataclasses
 import hashlib
 import json
 import os
-import shutil
 import subprocess
 import sys
 import time
@@ -32,6 +31,7 @@ from cartoqa.stores import RunStore, find_runs, read_scores, scores_path, scorin
 from cartoqa.stores.scores import fingerprint, store_state, write_scores
 from cartoqa.tasks.spec import get_task, register_task
 from tests.cartoqa.model_data import kinds_dataset
+from tests.cartoqa.read_only import read_only_mount
 
 CARTOQA = Path(sys.executable).with_name("cartoqa")
 
@@ -335,20 +335,10 @@ def read_only_view(tmp_path):
         yield src, src
         src.chmod(0o755)
         return
-    if shutil.which("mount") is None:
-        pytest.skip("root without mount(8): cannot make a read-only folder")
     view = tmp_path / "ro-runs"
     view.mkdir()
-    ok = subprocess.run(["mount", "--bind", str(src), str(view)], capture_output=True)
-    if ok.returncode != 0:
-        pytest.skip(f"cannot bind-mount here: {ok.stderr.decode().strip()}")
-    try:
-        ro = subprocess.run(["mount", "-o", "remount,bind,ro", str(view)], capture_output=True)
-        if ro.returncode != 0:
-            pytest.skip(f"cannot remount read-only here: {ro.stderr.decode().strip()}")
+    with read_only_mount(src, view):
         yield src, view
-    finally:
-        subprocess.run(["umount", str(view)], capture_output=True)
 
 
 def _read_only(src, view):
