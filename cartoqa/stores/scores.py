@@ -16,11 +16,9 @@ either, and two writers at once leave one of their (equal) files whole.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import os
-import secrets
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -30,6 +28,8 @@ from typing import Any
 from cartoqa import __version__
 from cartoqa.records import Sample, SampleScore
 from cartoqa.records.scores import SCORE_SCHEMA_VERSION
+
+from ._files import write_atomic
 
 __all__ = [
     "SCORES_FORMAT",
@@ -172,7 +172,7 @@ def write_scores(
         _dumps({"sample_id": sample.id, "task": sample.task, **score.model_dump()})
         for sample, score in rows
     ]
-    _write_atomic(path, ("\n".join(lines) + "\n").encode("utf-8"))
+    write_atomic(path, ("\n".join(lines) + "\n").encode("utf-8"))
     return path
 
 
@@ -231,22 +231,3 @@ def read_scores(
 def _dumps(obj: Any) -> str:
     # NaN and infinities as JSON's extensions (Python reads them back); floats round-trip
     return json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
-
-
-def _write_atomic(path: Path, data: bytes) -> None:
-    """Readers see the old file or the new one; each writer has its own temporary file."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-    try:
-        try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view) :]
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
