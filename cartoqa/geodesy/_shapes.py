@@ -190,15 +190,38 @@ def _rdp_thresholds_rad(lats: ArrayLike, lons: ArrayLike) -> NDArray[np.float64]
     if n <= 2:
         return out
     phi, lam = np.radians(la), np.radians(lo)
+    span = _span_distances(phi, lam) if n <= _TABLE_POINTS else None
     stack = [(0, n - 1, np.inf)]
     while stack:
         i, j, above = stack.pop()
         if j - i < 2:
             continue
-        d = _segment_distance_rad(phi[i + 1 : j], lam[i + 1 : j], phi[i], lam[i], phi[j], lam[j])
+        if span is None:
+            d = _segment_distance_rad(
+                phi[i + 1 : j], lam[i + 1 : j], phi[i], lam[i], phi[j], lam[j]
+            )
+        else:
+            d = span[i, j, i + 1 : j]
         k = int(np.argmax(d))
         m = i + 1 + k
         out[m] = min(above, float(d[k]))
         stack.append((i, m, out[m]))
         stack.append((m, j, out[m]))
     return out
+
+
+#: paths up to this many points get every span's distances from one vectorised call
+_TABLE_POINTS = 32
+
+
+def _span_distances(phi: NDArray[np.float64], lam: NDArray[np.float64]) -> NDArray[np.float64]:
+    """table[i, j, k]: the distance of vertex k from the segment i-j, for every i < k < j
+    (zero elsewhere): the distances RDP may ask for, in one vectorised call instead of one
+    small one per span, which short paths (the GPS task's) spend most of their time on."""
+    n = phi.size
+    i, k, j = (a.ravel() for a in np.indices((n, n, n)))
+    keep = (i < k) & (k < j)
+    i, k, j = i[keep], k[keep], j[keep]
+    table = np.zeros((n, n, n))
+    table[i, j, k] = _segment_distance_rad(phi[k], lam[k], phi[i], lam[i], phi[j], lam[j])
+    return table

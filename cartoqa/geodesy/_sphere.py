@@ -14,7 +14,16 @@ from numpy.typing import ArrayLike
 
 from cartoqa.errors import CoordinateError
 
-from ._validate import FloatArray, as_float, as_lat, as_lon, broadcast, scalar_out, wrap_lon
+from ._validate import (
+    LON_LIMIT_DEG,
+    FloatArray,
+    as_float,
+    as_lat,
+    as_lon,
+    broadcast,
+    scalar_out,
+    wrap_lon,
+)
 
 #: Mean Earth radius used by every distance in cartoqa (GPSBench's convention).
 EARTH_RADIUS_KM = 6371.0
@@ -72,6 +81,16 @@ def _arc_block(
     np.multiply(x, 2.0 * scale, out=out)
 
 
+def _arc_scalar(a1: float, b1: float, a2: float, b2: float, half: float, scale: float) -> float:
+    """``_arc`` for four floats, with the same half-angle identities in ``math``."""
+    tp, tl = math.tan((a2 - a1) * half), math.tan((b2 - b1) * half)
+    u1, u2 = math.tan(a1 * half) ** 2, math.tan(a2 * half) ** 2
+    a = tp * tp / (1 + tp * tp) + (1 - u1) / (1 + u1) * (1 - u2) / (1 + u2) * (
+        tl * tl / (1 + tl * tl)
+    )
+    return 2.0 * scale * math.asin(math.sqrt(min(max(a, 0.0), 1.0)))
+
+
 def _arc(a1: Any, b1: Any, a2: Any, b2: Any, half: float, scale: float = 1.0) -> Any:
     """scale × the haversine central angle between points 1 and 2.
 
@@ -85,12 +104,12 @@ def _arc(a1: Any, b1: Any, a2: Any, b2: Any, half: float, scale: float = 1.0) ->
     """
     shape = np.broadcast_shapes(np.shape(a1), np.shape(b1), np.shape(a2), np.shape(b2))
     if shape == ():
-        tp, tl = math.tan((float(a2) - float(a1)) * half), math.tan((float(b2) - float(b1)) * half)
-        u1, u2 = math.tan(float(a1) * half) ** 2, math.tan(float(a2) * half) ** 2
-        a = tp * tp / (1 + tp * tp) + (1 - u1) / (1 + u1) * (1 - u2) / (1 + u2) * (
-            tl * tl / (1 + tl * tl)
-        )
-        return 2.0 * scale * math.asin(math.sqrt(min(max(a, 0.0), 1.0)))
+        return _arc_scalar(float(a1), float(b1), float(a2), float(b2), half, scale)
+    if len(shape) == 1 and shape[0] <= _BLOCK:
+        # one block: the ufuncs broadcast scalars and length-1 arrays themselves
+        out = np.empty(shape[0])
+        _arc_block(a1, b1, a2, b2, half, scale, [np.empty(shape[0]) for _ in range(4)], out)
+        return out
     flat = [np.broadcast_to(v, shape).ravel() for v in (a1, b1, a2, b2)]
     n = flat[0].shape[0]
     out = np.empty(n)
@@ -119,8 +138,31 @@ def _normalise_deg(deg: Any) -> Any:
     return np.where(out >= 360.0, 0.0, out)
 
 
+def _plain_points(lat1: Any, lon1: Any, lat2: Any, lon2: Any) -> bool:
+    """True for four Python (or numpy) floats that are valid degrees: the scalar fast path,
+    which computes exactly what the array path computes for 0-d inputs.  NaN fails the
+    range test, so bad input still reaches the checks that name it."""
+    return (
+        type(lat1) in _FLOATS
+        and type(lon1) in _FLOATS
+        and type(lat2) in _FLOATS
+        and type(lon2) in _FLOATS
+        and -90.0 <= lat1 <= 90.0
+        and -90.0 <= lat2 <= 90.0
+        and -LON_LIMIT_DEG <= lon1 <= LON_LIMIT_DEG
+        and -LON_LIMIT_DEG <= lon2 <= LON_LIMIT_DEG
+    )
+
+
+_FLOATS = (float, np.float64)
+_HALF_DEG = np.pi / 360.0  # degrees to half-angles in radians
+
+
 def distance_km(lat1: ArrayLike, lon1: ArrayLike, lat2: ArrayLike, lon2: ArrayLike) -> Any:
     """Great-circle (haversine) distance in km on the sphere R = EARTH_RADIUS_KM."""
+    if _plain_points(lat1, lon1, lat2, lon2):
+        a1, b1, a2, b2 = (float(v) for v in (lat1, lon1, lat2, lon2))  # type: ignore[arg-type]
+        return _arc_scalar(a1, b1, a2, b2, _HALF_DEG, EARTH_RADIUS_KM)
     la1, lo1, la2, lo2 = broadcast(
         lat1=as_lat("lat1", lat1),
         lon1=as_lon("lon1", lon1),
@@ -202,12 +244,29 @@ def destination(
 
     Returns (lat, lon) with lon in [-180, 180).  Negative distances go backwards.
     """
+    if (
+        _plain_points(lat, lon, 0.0, 0.0)
+        and type(bearing_deg) in _FLOATS
+        and type(distance_km) in _FLOATS
+        and math.isfinite(bearing_deg)  # type: ignore[arg-type]
+        and math.isfinite(distance_km)  # type: ignore[arg-type]
+    ):  # one point: the same arithmetic on numpy scalars, without the array checks
+        lat2, lon2 = _destination_rad(
+            np.radians(lat), np.radians(lon), np.radians(bearing_deg), distance_km
+        )
+        return float(lat2), float(lon2)
     phi, lam, theta, d = broadcast(
         lat=np.radians(as_lat("lat", lat)),
         lon=np.radians(as_lon("lon", lon)),
         bearing_deg=np.radians(as_float("bearing_deg", bearing_deg)),
         distance_km=as_float("distance_km", distance_km),
     )
+    lat2, lon2 = _destination_rad(phi, lam, theta, d)
+    return scalar_out(lat2), scalar_out(lon2)
+
+
+def _destination_rad(phi: Any, lam: Any, theta: Any, d: Any) -> tuple[Any, Any]:
+    """``destination`` from radians and km, in degrees (lon wrapped)."""
     delta = d / EARTH_RADIUS_KM
     sin_phi2 = np.clip(
         np.sin(phi) * np.cos(delta) + np.cos(phi) * np.sin(delta) * np.cos(theta), -1.0, 1.0
@@ -216,7 +275,7 @@ def destination(
     lam2 = lam + np.arctan2(
         np.sin(theta) * np.sin(delta) * np.cos(phi), np.cos(delta) - np.sin(phi) * sin_phi2
     )
-    return scalar_out(np.degrees(phi2)), scalar_out(wrap_lon(np.degrees(lam2)))
+    return np.degrees(phi2), wrap_lon(np.degrees(lam2))
 
 
 def cross_track_km(
@@ -247,14 +306,13 @@ def _cross_track_rad(phi: Any, lam: Any, phi1: Any, lam1: Any, phi2: Any, lam2: 
     return np.arcsin(np.clip(np.sin(d13) * np.sin(t13 - t12), -1.0, 1.0))
 
 
-def _segment_distance_rad(
-    phi: Any, lam: Any, phi1: float, lam1: float, phi2: float, lam2: float
-) -> Any:
-    """Angular distance from points to the great-circle *segment* 1-2 (clamped to its ends)."""
+def _segment_distance_rad(phi: Any, lam: Any, phi1: Any, lam1: Any, phi2: Any, lam2: Any) -> Any:
+    """Angular distance from points to the great-circle *segment* 1-2 (clamped to its ends);
+    the ends may be one segment (floats) or one per point (arrays)."""
     d13 = _central_angle(phi1, lam1, phi, lam)
     d23 = _central_angle(phi2, lam2, phi, lam)
-    d12 = float(_central_angle(phi1, lam1, phi2, lam2))
-    if d12 < 1e-15:
+    d12 = _central_angle(phi1, lam1, phi2, lam2)
+    if np.ndim(d12) == 0 and d12 < 1e-15:
         return d13
     t13 = _bearing_rad(phi1, lam1, phi, lam)
     t12 = _bearing_rad(phi1, lam1, phi2, lam2)
@@ -265,4 +323,5 @@ def _segment_distance_rad(
     behind = np.cos(t13 - t12) < 0
     along = np.where(behind, -along, along)
     inside = (along >= 0) & (along <= d12)
-    return np.where(inside, np.abs(xt), np.minimum(d13, d23))
+    # a segment of no length is its end point
+    return np.where(d12 < 1e-15, d13, np.where(inside, np.abs(xt), np.minimum(d13, d23)))

@@ -211,3 +211,35 @@ def test_bad_input_names_argument_and_value(args, message):
 def test_array_lat_out_of_range_reports_first_bad_value():
     with pytest.raises(ValueError, match=r"lat=95\.0"):
         destination(np.array([10.0, 95.0, 100.0]), 0, 0, 10)
+
+
+def test_one_point_floats_give_exactly_the_array_result():
+    # four floats skip the array checks: the value of the 0-d array path, to the last bit
+    la1, lo1, la2, lo2 = rand_points(2000, seed=21)
+    brg, d = np.random.default_rng(22).uniform(-720, 720, 2000), np.linspace(-9000, 9000, 2000)
+    for k in range(2000):
+        p = (float(la1[k]), float(lo1[k]), float(la2[k]), float(lo2[k]))
+        assert distance_km(*p) == distance_km(*(np.array(v) for v in p))
+        assert distance_km(*(np.float64(v) for v in p)) == distance_km(*p)
+        one = destination(p[0], p[1], float(brg[k]), float(d[k]))
+        assert one == destination(np.array(p[0]), p[1], np.array(brg[k]), np.array(d[k]))
+        assert all(type(v) is float for v in one)
+
+
+@pytest.mark.parametrize(
+    ("lat", "lon", "name"),
+    [(91.0, 0.0, r"lat\w*=91\.0 is outside"), (float("nan"), 0.0, r"lat\w* contains nan"),
+     (0.0, -400.0, r"lon\w*=-400\.0 is outside"), (0.0, float("inf"), r"lon\w* contains inf")],
+)  # fmt: skip
+def test_bad_floats_are_named_as_arrays_are(lat, lon, name):
+    for args in ((lat, lon, 0.0, 0.0), (0.0, 0.0, lat, lon)):
+        with pytest.raises(ValueError, match=name):
+            distance_km(*args)
+    with pytest.raises(ValueError, match=name):
+        destination(lat, lon, 0.0, 1.0)
+
+
+@pytest.mark.parametrize(("bearing", "km"), [(float("nan"), 1.0), (0.0, float("inf"))])
+def test_destination_names_a_bad_bearing_or_distance(bearing, km):
+    with pytest.raises(ValueError, match="bearing_deg contains nan|distance_km contains inf"):
+        destination(10.0, 10.0, bearing, km)
