@@ -317,7 +317,7 @@ def _build(
                     ground_truth=q.truth,
                     metadata=Metadata(city=engine.extract.name, **q.metadata),
                     provenance=Provenance(
-                        generator=f"cartoqa {__version__} tasks.navigation.{plan.task}",
+                        generator=f"cartoqa {__version__} {_made_by(plan.task)}",
                         seed=seed,
                         extract_hash=engine.extract.sha256,
                         style_version=engine.style.version,
@@ -354,6 +354,12 @@ def _spec(task: str) -> TaskSpec:
     if spec is None:
         raise CartoqaError(f"task {task!r} is not registered")
     return spec
+
+
+def _made_by(task: str) -> str:
+    """ "tasks.navigation.srn": the module of the task's generator, and the task."""
+    module = getattr(_spec(task).generator, "__module__", None) or "unknown"
+    return f"{module.removeprefix('cartoqa.')}.{task}"
 
 
 def buildable_tasks() -> list[str]:
