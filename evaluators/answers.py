@@ -46,6 +46,7 @@ import re
 import unicodedata
 from collections import Counter
 from collections.abc import Callable
+from functools import lru_cache
 from typing import Any
 
 from cartoqa.geodesy import parse_coordinate
@@ -460,10 +461,26 @@ def parse_sample_answer(sample: Sample, response: str) -> Any:
 # ------------------------------------------------------------------ matching
 
 
+_SPACES = re.compile(r"\s+")
+
+
 def normalise_name(name: str) -> str:
     """Case, accents' composed form, spacing and surrounding punctuation made uniform."""
+    if len(name) <= CACHED_NAME_CHARS:  # a dataset's names recur in every run scored
+        return _normalise_cached(name)
+    return _normalise(name)
+
+
+#: names up to this long are remembered (a model's long answers are not)
+CACHED_NAME_CHARS = 120
+
+
+def _normalise(name: str) -> str:
     text = unicodedata.normalize("NFC", name).casefold().strip().strip(".\"'`")
-    return re.sub(r"\s+", " ", text)
+    return _SPACES.sub(" ", text)
+
+
+_normalise_cached = lru_cache(maxsize=50_000)(_normalise)
 
 
 def _close(a: Any, b: float, tol: float) -> bool:

@@ -38,6 +38,7 @@ from cartoqa.records import (
 )
 
 from .answers import (
+    CACHED_NAME_CHARS,
     answer_matches,
     last_json_value,
     normalise_name,
@@ -251,9 +252,21 @@ def _indices(response: str) -> list[object]:
 
 def _fold(name: str) -> str:
     """``normalise_name`` with accents taken off: "Jyväskylä" -> "jyvaskyla"."""
-    text = unicodedata.normalize("NFKD", normalise_name(name))
+    if len(name) <= CACHED_NAME_CHARS:  # a dataset's names recur in every run scored
+        return _fold_cached(name)
+    return _fold_name(name)
+
+
+def _fold_name(name: str) -> str:
+    text = normalise_name(name)
+    if text.isascii():
+        return text
+    text = unicodedata.normalize("NFKD", text)
     text = "".join(ch for ch in text if not unicodedata.combining(ch))
     return text.replace("’", "'").replace("‘", "'")
+
+
+_fold_cached = lru_cache(maxsize=50_000)(_fold_name)
 
 
 def city_names(written: str) -> set[str]:

@@ -148,15 +148,22 @@ def gps_score(sample: Sample, response: str | None) -> SampleScore:
 def gps_metrics(rows: Rows) -> dict[str, float]:
     """n, accuracy, and where the scores carry them 1-MAPE, province and country accuracy."""
     out = accuracy_metrics(rows)
-    for key, name in (
-        ("closeness", "1-MAPE"),
-        ("province", "province accuracy"),
-        ("country", "country accuracy"),
-    ):
-        got = [v for v in (_value(r, key) for r in rows) if v is not None]
-        if got:
-            out[name] = _mean(got)
+    got: dict[str, list[float]] = {}
+    for _, score in rows:  # one pass: most GPS scores carry none of these
+        for key, v in score.values.items():
+            if v is not None:
+                got.setdefault(key, []).append(v)
+    for key, name in _GPS_VALUES:
+        if got.get(key):
+            out[name] = _mean(got[key])
     return out
+
+
+_GPS_VALUES = (
+    ("closeness", "1-MAPE"),
+    ("province", "province accuracy"),
+    ("country", "country accuracy"),
+)
 
 
 def exact_score(sample: Sample, response: str | None) -> SampleScore:
