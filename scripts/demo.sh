@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Set up the core install (see scripts/setup.sh main), then run the main job on the embedded data.
-# Extra arguments go to `cartoqa demo`:  bash scripts/demo.sh --n 200 --out /tmp/demo
+# Extra arguments go to `cartoqa demo`:  bash scripts/demo.sh --per-task 10 --out /tmp/demo
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 bash "$ROOT/scripts/setup.sh" main

@@ -1,72 +1,60 @@
-"""The main job: dataset, baseline run, resume, score."""
-
-import json
+"""The main job: build, run and score every registered task with the baselines, resumably,
+through public calls only (``cartoqa.demo``)."""
 
 import pytest
 from typer.testing import CliRunner
 
 from cartoqa.cli import app
-from cartoqa.demo import answer_flat_earth, run_demo
-from cartoqa.errors import CartoqaError
-from cartoqa.geodesy import distance_km
+from cartoqa.demo import build_or_reuse, overall_rows, run_demo
 from cartoqa.stores import load_dataset
+from cartoqa.tasks.gps import GPS_TASKS
 
 
-def test_demo_builds_runs_scores_and_resumes(tmp_path):
-    calls = []
+def test_demo_command_scores_every_gps_task_and_resumes(tmp_path):
+    args = ["demo", "--out", str(tmp_path), "--no-maps", "--gps-per-task", "10"]
+    first = CliRunner().invoke(app, args)
+    assert first.exit_code == 0, first.output
+    rows = {ln.split("│")[1].strip(): ln.split("│")[2:] for ln in first.output.splitlines()
+            if ln.startswith("│")}  # fmt: skip
+    assert set(GPS_TASKS) <= set(rows)
+    oracle, random = (float(c.strip()) for c in rows["gps overall"][1:3])
+    assert oracle == 1.0 and random < 0.5
+    assert "answered now 180, resumed 0" in first.output and "GeoNames" in first.output
+    again = CliRunner().invoke(app, args)
+    assert again.exit_code == 0, again.output
+    assert "answered now 0, resumed 180" in again.output
+    assert again.output.count("│") == first.output.count("│")  # the same tables
 
-    def counting(sample):
-        calls.append(sample.id)
-        return answer_flat_earth(sample)
 
-    r = run_demo(tmp_path, n=12, seed=5, answer=counting)
-    ds = load_dataset(tmp_path / "dataset")
-    assert len(ds) == 12 and r.answered_now == 12 and len(calls) == 12
-    for s in ds:
-        md = s.metadata.model_extra
-        assert s.ground_truth.value == pytest.approx(
-            distance_km(md["lat1"], md["lon1"], md["lat2"], md["lon2"]), abs=1e-3
-        )
-        assert s.ground_truth.value >= 50
-    bands = r.accuracy_by_band
-    assert sum(t for _, t in bands.values()) == 12 and set(bands) == {
-        "50-500 km",
-        "500-2000 km",
-        "2000+ km",
+def test_a_dataset_is_reused_only_when_made_with_the_same_seed_and_tasks(tmp_path):
+    a = build_or_reuse(tmp_path / "g", tasks=["bearing"], per_task=10, seed=1)
+    same = build_or_reuse(tmp_path / "g", tasks=["bearing"], per_task=10, seed=1)
+    assert same.manifest.created_at == a.manifest.created_at
+    other = build_or_reuse(tmp_path / "g", tasks=["bearing"], per_task=10, seed=2)
+    assert (
+        other.manifest.seeds == [2] and other.manifest.samples_sha256 != a.manifest.samples_sha256
+    )
+    more = build_or_reuse(tmp_path / "g", tasks=["bearing", "distance"], per_task=10, seed=2)
+    assert set(more.manifest.counts) == {"bearing", "distance"}
+    assert load_dataset(tmp_path / "g").manifest.total == 20
+
+
+def test_overall_rows_are_each_tasks_own_metrics():
+    table = {
+        "all m": {"n": 4, "rmse": 1.0, "mape": 0.1, "other": 9.0},
+        "easy m": {"n": 2, "rmse": 0.5, "mape": 0.05},
+        "all ft": {"n": 4, "rmse": 3.0, "mape": 0.1},
     }
-    # the flat-earth approximation is good for near pairs
-    assert bands["50-500 km"][0] == bands["50-500 km"][1]
-    assert 0 < r.one_minus_mape <= 1
-
-    again = run_demo(tmp_path, n=12, seed=5, answer=counting)
-    assert again.answered_now == 0 and again.resumed == 12 and len(calls) == 12
-    assert again.accuracy == r.accuracy
+    got = overall_rows("rle", table)
+    assert ("all m", "rmse", 1.0) in got and ("all ft", "mape", 0.1) in got
+    assert not any(row == "easy m" or metric in ("n", "other") for row, metric, _ in got)
+    summary = {"track=pure": {"tasks": 9, "missing": 0, "accuracy": 0.5}}
+    assert overall_rows("gps", summary) == [("track=pure", "accuracy", 0.5)]
 
 
-def test_demo_resumes_after_an_interruption(tmp_path):
-    def failing_after_four(sample, seen=[]):  # noqa: B006 - deliberate call counter
-        seen.append(sample.id)
-        if len(seen) > 4:
-            raise KeyboardInterrupt
-        return answer_flat_earth(sample)
-
-    with pytest.raises(CartoqaError, match="interrupted"):
-        run_demo(tmp_path, n=9, seed=1, answer=failing_after_four)
-    r = run_demo(tmp_path, n=9, seed=1)
-    assert r.resumed == 4 and r.answered_now == 5
-    ids = [json.loads(x)["sample_id"] for x in r.run_path.read_text().splitlines()]
-    assert sorted(ids) == sorted({s.id for s in r.dataset}) and len(ids) == 9
-
-
-def test_demo_command_prints_scores(tmp_path):
-    result = CliRunner().invoke(
-        app, ["demo", "--out", str(tmp_path), "--n", "6", "--no-map", "--no-navigation"]
-    )
-    assert result.exit_code == 0, result.output
-    assert "1 - MAPE" in result.output and "GeoNames" in result.output
-    # the GPS part: every task, the oracle perfect
-    oracle_all = next(
-        ln for ln in result.output.splitlines() if ln.strip("│ ").startswith("overall")
-    )
-    assert oracle_all.split("│")[2].strip() == "1.000"
-    assert (tmp_path / "gps-20" / "manifest.json").is_file()
+def test_run_demo_of_gps_alone_gives_one_part_per_dataset(tmp_path):
+    parts = run_demo(tmp_path, maps=False, gps_per_task=10, models=("oracle",))
+    assert [p.name for p in parts] == ["gps"]
+    (part,) = parts
+    assert part.answered["oracle"] == (180, 0)
+    assert part.scores["oracle"]["gps"]["overall"]["accuracy"] == pytest.approx(1.0)

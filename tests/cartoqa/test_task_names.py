@@ -24,8 +24,6 @@ OWN = {
 }
 #: file -> task names it still writes, until what the comment says replaces them
 REMAINING = {
-    "cartoqa/cli/demo.py": {"srn", "rle", "mml"},  # the demo's summary: issue 14, item 8
-    "cartoqa/demo.py": {"distance"},  # the demo's own generator: issue 14, item 8
     "cartoqa/models/baselines.py": {"stmf_count"},  # its answer space: a spec (issue 15)
     "evaluators/answers.py": {"rle", "stmf_names"},  # RLE's first-line parse; STMF (issue 15)
     "annotations/drawing.py": {"rle"},  # the audit drawing's RLE label: a spec field

@@ -9,6 +9,7 @@ from typer.testing import CliRunner
 
 from cartoqa.cli import app
 from cartoqa.settings import running_as_root
+from cartoqa.stores import load_dataset
 from maps.projection import pixel_to_lat_lon, world_pixel
 
 from .conftest import extract_path
@@ -80,24 +81,24 @@ def test_demo_renders_the_embedded_extract(cluster, cache, carto_files, tmp_path
     monkeypatch.setenv("CARTOQA_PG_DIR", str(cluster.folder))
     monkeypatch.setenv("CARTOQA_CACHE", str(cache))
     result = CliRunner().invoke(
-        app, ["demo", "--out", str(tmp_path), "--n", "3", "--carto-files", str(carto_files)]
+        app, ["demo", "--out", str(tmp_path), "--no-gps", "--carto-files", str(carto_files)]
     )
     assert result.exit_code == 0, result.output
-    [png] = (tmp_path / "maps").glob("*.png")
-    assert png.name == "Helsinki-z17.png"
-    assert Image.open(png).size == (1366, 768)
+    pngs = sorted((tmp_path / "maps" / "images").glob("*.png"))
+    assert pngs and all(Image.open(p).size == (1366, 768) for p in pngs)
     assert "© OpenStreetMap contributors" in result.output
-    # the navigation part: built from the same extract, the oracle perfect, random not
+    # every map task of the embedded extract: the oracle perfect, random not
     cells = [
         [c.strip() for c in line.strip().strip("│").split("│")]
         for line in result.output.splitlines()
         if line.startswith("│")
     ]
-    rows = {c[0]: c[1:] for c in cells if c[0] in ("oracle", "random")}
-    # SR2, aSA, connectivity, RLE MAPE, MML accuracy
-    assert rows["oracle"] == ["1.000", "1.000", "1.000", "0.000", "1.000"]
-    assert rows["random"][0] == "0.000" and rows["random"][4] == "0.000"
-    assert (tmp_path / "navigation-3" / "manifest.json").is_file()
+    rows = {(c[0], c[1]): c[2:] for c in cells}
+    assert rows["srn", "SR2"] == ["1.000", "0.000"]
+    assert rows["srn", "connectivity"][0] == "1.000"
+    assert rows["mml", "accuracy"] == ["1.000", "0.000"]
+    assert rows["rle m", "mape"][0] == "0.000" and float(rows["rle m", "mape"][1]) > 0.05
+    assert load_dataset(tmp_path / "maps").manifest.extract_hashes.keys() == {"Helsinki"}
 
 
 def _render(*args: str):
