@@ -137,7 +137,10 @@ def random_answer(sample: Sample, *, seed: int = 0) -> str:
         fake = GroupingTruth(groups=groups)
     else:  # pragma: no cover - every kind is handled above
         raise TypeError(f"no random answer for {type(truth).__name__}")
-    return _formatted(sample.model_copy(update={"ground_truth": fake}))
+    # the task's extra metadata may hold truths too (place association's province and
+    # country, which its answer format writes): the random answer sees the declared fields only
+    blind = type(sample.metadata).model_construct(**vars(sample.metadata))
+    return _formatted(sample.model_copy(update={"ground_truth": fake, "metadata": blind}))
 
 
 class _Baseline:

@@ -99,3 +99,26 @@ def test_generation_settings_refuse_nonsense():
         GenerationSettings(temperature=3)
     with pytest.raises(ValueError, match="max_tokens=0"):
         GenerationSettings(max_tokens=0)
+
+
+def test_random_never_writes_truths_kept_in_the_metadata(tmp_path):
+    # place association's answer format writes the province and country from the metadata:
+    # the oracle's answer has them, the random one must not (it would score them right)
+    from cartoqa.scoring import score_run
+    from cartoqa.stores import load_dataset
+    from cartoqa.tasks.gps import generate_gps
+
+    generate_gps(tmp_path / "g", per_task=30, seed=4, tasks=["place_association"])
+    ds = load_dataset(tmp_path / "g")
+    oracle = {
+        s.id: r.text for s, r in zip(ds, OracleModel().generate(requests_for(ds)), strict=True)
+    }
+    rand = {
+        s.id: r.text
+        for s, r in zip(ds, RandomModel(seed=3).generate(requests_for(ds)), strict=True)
+    }
+    for s in ds:
+        country = s.metadata.model_extra["country"]
+        assert country in oracle[s.id] and country not in rand[s.id]
+    table = score_run(ds.samples, rand)["place_association"]["all"]
+    assert table["country accuracy"] < 0.2 and table["province accuracy"] < 0.2
