@@ -1,15 +1,16 @@
-"""Answer formats: how each task's answer is written, read back, and matched exactly.
+"""Answers read back and matched exactly, by ground-truth kind.
 
-``format_answer`` writes a ground truth the way a task's prompt asks the
-model to answer (the ``oracle`` baseline answers with it); ``parse_answer``
-reads a model's free text back into a value of the same kind; and
-``answer_matches`` says whether a parsed answer equals the truth.  The three
-agree by construction and by test, so an oracle run scores 100% end to end.
+Each truth writes itself as an answer (``GroundTruth.answer_text()``, in
+``cartoqa.records``; a task's spec may write its own, ``TaskSpec.answer_format``;
+the ``oracle`` baseline answers with them); ``parse_answer`` reads a model's
+free text back into a value of the same kind; and ``answer_matches`` says
+whether a parsed answer equals the truth.  The three agree by construction
+and by test, so an oracle run scores 100% end to end.
 Task families add their own metrics (SR^2, RMSE, F1, tolerance accuracy) on
 top of the parsed values.
 
 Formats, by ground-truth kind (a task may override: RLE's first line is the
-number; STMF name listing is one name a line):
+number; names are also read one a line):
 
 ===============  =====================================================
 number           ``FINAL ANSWER: 1234.5 km``
@@ -46,21 +47,17 @@ import re
 import unicodedata
 from collections import Counter
 from collections.abc import Callable
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
 from cartoqa.geodesy import parse_coordinate
 from cartoqa.records import (
-    BooleanTruth,
     ChoiceTruth,
-    CoordinateTruth,
     FeatureTableTruth,
     GroupingTruth,
-    IndicesTruth,
-    NamesTruth,
     NumberTruth,
     RoadPairTruth,
-    RouteTruth,
     Sample,
     TextTruth,
     ValuesTruth,
@@ -75,15 +72,13 @@ from .numeric import (
 )
 
 __all__ = [
-    "ANSWER_FORMATTERS",
+    "CODECS",
     "MAX_JSON_DEPTH",
     "MAX_JSON_ITEMS",
     "MAX_JSON_MARKS",
     "MAX_LINES",
+    "Codec",
     "answer_matches",
-    "format_answer",
-    "format_place",
-    "format_rle",
     "last_json_value",
     "normalise_name",
     "parse_answer",
@@ -92,84 +87,6 @@ __all__ = [
     "parse_yes_no",
     "score_response",
 ]
-
-
-def _num(x: float) -> str:
-    """A float written in full, without exponent or trailing zeros."""
-    if float(x).is_integer():
-        return str(int(x))
-    return f"{x:.9f}".rstrip("0").rstrip(".")
-
-
-def _final(body: str) -> str:
-    return f"FINAL ANSWER: {body}"
-
-
-def _format_kind(truth: Any) -> str:
-    if isinstance(truth, NumberTruth):
-        return _final(_num(truth.value) + (f" {truth.unit}" if truth.unit else ""))
-    if isinstance(truth, BooleanTruth):
-        return _final("yes" if truth.value else "no")
-    if isinstance(truth, ChoiceTruth):
-        return _final(truth.answer)
-    if isinstance(truth, TextTruth):
-        return _final(truth.answer)
-    if isinstance(truth, CoordinateTruth):
-        return _final(f"{truth.lat:.6f}, {truth.lon:.6f}")
-    if isinstance(truth, ValuesTruth):
-        return _final(json.dumps(truth.values))
-    if isinstance(truth, NamesTruth):
-        return json.dumps(truth.names, ensure_ascii=False)
-    if isinstance(truth, FeatureTableTruth):
-        table = {k: {"count": v.count, "names": v.names} for k, v in truth.features.items()}
-        return json.dumps(table, ensure_ascii=False)
-    if isinstance(truth, RoadPairTruth):
-        return json.dumps({"road_1": truth.road_1, "road_2": truth.road_2}, ensure_ascii=False)
-    if isinstance(truth, RouteTruth):
-        return json.dumps(truth.steps, ensure_ascii=False)  # the network is for scoring only
-    if isinstance(truth, IndicesTruth):
-        return _final(json.dumps(truth.indices))
-    if isinstance(truth, GroupingTruth):
-        return _final(json.dumps(truth.groups, ensure_ascii=False))
-    raise TypeError(f"no answer format for ground truth {type(truth).__name__}")
-
-
-def format_rle(sample: Sample) -> str:
-    """RLE's answer: the length and its unit on the first line."""
-    truth = sample.ground_truth
-    assert isinstance(truth, NumberTruth)
-    return f"{_num(truth.value)} {truth.unit}\nMeasured along the path against the scale bar."
-
-
-def _format_lines(sample: Sample) -> str:
-    truth = sample.ground_truth
-    assert isinstance(truth, NamesTruth)
-    return "\n".join(n if n else '""' for n in truth.names) or "none"
-
-
-def format_place(sample: Sample) -> str:
-    """Place association's answer: city, province, country."""
-    truth = sample.ground_truth
-    assert isinstance(truth, TextTruth)
-    extra = sample.metadata.model_extra or {}
-    parts = [truth.answer, extra.get("province"), extra.get("country")]
-    return _final(", ".join(p for p in parts if p))
-
-
-#: task -> how its prompt asks for the answer, for tasks with no spec yet (a registered
-#: task says it in ``TaskSpec.answer_format``: RLE ``format_rle``, place association
-#: ``format_place``)
-ANSWER_FORMATTERS: dict[str, Callable[[Sample], str]] = {
-    "stmf_names": _format_lines,
-}
-
-
-def format_answer(sample: Sample) -> str:
-    """The sample's ground truth written in its kind's answer format (or, for a task with no
-    spec yet, as ``ANSWER_FORMATTERS`` says); ``cartoqa.models.baselines.oracle_answer``
-    uses the task's spec first."""
-    custom = ANSWER_FORMATTERS.get(sample.task)
-    return custom(sample) if custom else _format_kind(sample.ground_truth)
 
 
 # ------------------------------------------------------------------ parsing
@@ -407,7 +324,7 @@ def _lines(text: str) -> list[str]:
 
 def parse_answer(kind: str, response: str, *, options: Any = None) -> Any:
     """Read a value of ground-truth ``kind`` out of a model's response (``options``: a choice
-    sample's option letters, so that "I think D" reads as D).
+    sample's option letters, so that "I think D" reads as D), by the kind's codec.
 
     Raises ``AnswerParseError`` when the response holds no such value, or is longer than
     ``MAX_ANSWER_CHARS``.
@@ -415,32 +332,38 @@ def parse_answer(kind: str, response: str, *, options: Any = None) -> Any:
     check_answer_length(response or "")
     if not response or not response.strip():
         raise AnswerParseError("the answer is empty")
-    if kind == "number":
-        return parse_number(final_answer_text(response))
-    if kind == "boolean":
-        return parse_yes_no(final_answer_text(response))
-    if kind == "choice":
-        return parse_choice(final_answer_text(response), options)
-    if kind == "text":
-        return final_answer_text(response)
-    if kind == "coordinate":
-        try:
-            return parse_coordinate(final_answer_text(response))
-        except ValueError as exc:
-            raise AnswerParseError(str(exc)) from None
-    if kind in ("values", "grouping", "feature_table", "road_pair"):
-        value = last_json_value(response, "{")
-        if not isinstance(value, dict):
-            raise AnswerParseError(f"expected a JSON object, got {value!r:.80}")
-        return value
-    if kind in ("names", "route", "indices"):
-        if kind == "names" and "[" not in response:
-            return _lines(response.split(":", 1)[1] if _is_final(response) else response)
-        value = last_json_value(response, "[")
-        if not isinstance(value, list):
-            raise AnswerParseError(f"expected a JSON list, got {value!r:.80}")
-        return value
-    raise AnswerParseError(f"no parser for ground-truth kind {kind!r}")
+    codec = CODECS.get(kind)
+    if codec is None:
+        raise AnswerParseError(f"no parser for ground-truth kind {kind!r}")
+    return codec.read(response, options)
+
+
+def _read_coordinate(response: str, options: Any) -> tuple[float, float]:
+    try:
+        return parse_coordinate(final_answer_text(response))
+    except ValueError as exc:
+        raise AnswerParseError(str(exc)) from None
+
+
+def _read_object(response: str, options: Any) -> dict:
+    value = last_json_value(response, "{")
+    if not isinstance(value, dict):
+        raise AnswerParseError(f"expected a JSON object, got {value!r:.80}")
+    return value
+
+
+def _read_list(response: str, options: Any) -> list:
+    value = last_json_value(response, "[")
+    if not isinstance(value, list):
+        raise AnswerParseError(f"expected a JSON list, got {value!r:.80}")
+    return value
+
+
+def _read_names(response: str, options: Any) -> list:
+    """A JSON list, or one name a line ("FINAL ANSWER:" first or not)."""
+    if "[" not in response:
+        return _lines(response.split(":", 1)[1] if _is_final(response) else response)
+    return _read_list(response, options)
 
 
 def _is_final(response: str) -> bool:
@@ -492,55 +415,57 @@ def _close(a: Any, b: float, tol: float) -> bool:
 
 
 def answer_matches(truth: Any, parsed: Any) -> bool:
-    """Exact agreement of a parsed answer with the truth (numbers to 1e-9 relative, or the
-    truth's own tolerances; names after ``normalise_name``; road pairs in either order)."""
-    if isinstance(truth, NumberTruth):
-        value = parsed.value
-        if parsed.unit and truth.unit and parsed.unit != truth.unit:
-            if parsed.unit not in truth.equivalents:
-                return False
-            return _close(value, truth.equivalents[parsed.unit], 0.0)
-        return _close(value, truth.value, 0.0)
-    if isinstance(truth, BooleanTruth):
-        return parsed is truth.value
-    if isinstance(truth, ChoiceTruth):
-        return parsed == truth.answer
-    if isinstance(truth, TextTruth):
-        return normalise_name(parsed) in {
-            normalise_name(t) for t in [truth.answer, *truth.accepted]
-        }
-    if isinstance(truth, CoordinateTruth):
-        return _close(parsed[0], truth.lat, 1e-6) and _close(parsed[1], truth.lon, 1e-6)
-    if isinstance(truth, ValuesTruth):
-        return set(parsed) == set(truth.values) and all(
-            _close(parsed[k], v, truth.tolerances.get(k, 0.0)) for k, v in truth.values.items()
-        )
-    if isinstance(truth, NamesTruth):
-        return _names(parsed) == _names(truth.names)
-    if isinstance(truth, FeatureTableTruth):
-        if set(parsed) != set(truth.features):
+    """Exact agreement of a parsed answer with the truth, by the truth kind's codec (numbers
+    to 1e-9 relative, or the truth's own tolerances; names after ``normalise_name``; road
+    pairs in either order)."""
+    codec = CODECS.get(getattr(truth, "kind", ""))
+    if codec is None:
+        raise TypeError(f"no matcher for ground truth {type(truth).__name__}")
+    return codec.match(truth, parsed)
+
+
+def _match_number(truth: NumberTruth, parsed: Any) -> bool:
+    value = parsed.value
+    if parsed.unit and truth.unit and parsed.unit != truth.unit:
+        if parsed.unit not in truth.equivalents:
             return False
-        return all(
-            isinstance(parsed[k], dict)
-            and parsed[k].get("count") == v.count
-            and _names(parsed[k].get("names", [])) == _names(v.names)
-            for k, v in truth.features.items()
-        )
-    if isinstance(truth, RoadPairTruth):
-        got = {
-            normalise_name(str(parsed.get("road_1", ""))),
-            normalise_name(str(parsed.get("road_2", ""))),
-        }
-        return got == {normalise_name(truth.road_1), normalise_name(truth.road_2)}
-    if isinstance(truth, RouteTruth):
-        return [normalise_name(str(s)) for s in parsed] == [normalise_name(s) for s in truth.steps]
-    if isinstance(truth, IndicesTruth):
-        return sorted(parsed) == sorted(truth.indices)
-    if isinstance(truth, GroupingTruth):
-        return {normalise_name(k): _names(v) for k, v in parsed.items()} == {
-            normalise_name(k): _names(v) for k, v in truth.groups.items()
-        }
-    raise TypeError(f"no matcher for ground truth {type(truth).__name__}")
+        return _close(value, truth.equivalents[parsed.unit], 0.0)
+    return _close(value, truth.value, 0.0)
+
+
+def _match_text(truth: TextTruth, parsed: Any) -> bool:
+    return normalise_name(parsed) in {normalise_name(t) for t in [truth.answer, *truth.accepted]}
+
+
+def _match_values(truth: ValuesTruth, parsed: Any) -> bool:
+    return set(parsed) == set(truth.values) and all(
+        _close(parsed[k], v, truth.tolerances.get(k, 0.0)) for k, v in truth.values.items()
+    )
+
+
+def _match_feature_table(truth: FeatureTableTruth, parsed: Any) -> bool:
+    if set(parsed) != set(truth.features):
+        return False
+    return all(
+        isinstance(parsed[k], dict)
+        and parsed[k].get("count") == v.count
+        and _names(parsed[k].get("names", [])) == _names(v.names)
+        for k, v in truth.features.items()
+    )
+
+
+def _match_road_pair(truth: RoadPairTruth, parsed: Any) -> bool:
+    got = {
+        normalise_name(str(parsed.get("road_1", ""))),
+        normalise_name(str(parsed.get("road_2", ""))),
+    }
+    return got == {normalise_name(truth.road_1), normalise_name(truth.road_2)}
+
+
+def _match_grouping(truth: GroupingTruth, parsed: Any) -> bool:
+    return {normalise_name(k): _names(v) for k, v in parsed.items()} == {
+        normalise_name(k): _names(v) for k, v in truth.groups.items()
+    }
 
 
 def _names(names: Any) -> Counter[str]:
@@ -563,3 +488,37 @@ def score_response(sample: Sample, response: str | None) -> tuple[bool, str | No
     except (AttributeError, TypeError, KeyError, IndexError) as exc:
         return False, f"wrong shape: {exc}"
     return ok, None if ok else "wrong"
+
+
+@dataclass(frozen=True)
+class Codec:
+    """How answers of one ground-truth kind are read and matched (each truth writes itself:
+    ``GroundTruth.answer_text()``)."""
+
+    read: Callable[[str, Any], Any]
+    """(response, the options of a choice) -> the value; raises ``AnswerParseError``."""
+    match: Callable[[Any, Any], bool]
+    """(truth, value read) -> exact agreement."""
+
+
+#: ground-truth kind -> its codec: the one place a kind's reading and matching are chosen
+CODECS: dict[str, Codec] = {
+    "number": Codec(lambda r, o: parse_number(final_answer_text(r)), _match_number),
+    "boolean": Codec(lambda r, o: parse_yes_no(final_answer_text(r)), lambda t, p: p is t.value),
+    "choice": Codec(lambda r, o: parse_choice(final_answer_text(r), o), lambda t, p: p == t.answer),
+    "text": Codec(lambda r, o: final_answer_text(r), _match_text),
+    "coordinate": Codec(
+        _read_coordinate,
+        lambda t, p: _close(p[0], t.lat, 1e-6) and _close(p[1], t.lon, 1e-6),
+    ),
+    "values": Codec(_read_object, _match_values),
+    "names": Codec(_read_names, lambda t, p: _names(p) == _names(t.names)),
+    "feature_table": Codec(_read_object, _match_feature_table),
+    "road_pair": Codec(_read_object, _match_road_pair),
+    "route": Codec(
+        _read_list,
+        lambda t, p: [normalise_name(str(x)) for x in p] == [normalise_name(x) for x in t.steps],
+    ),
+    "indices": Codec(_read_list, lambda t, p: sorted(p) == sorted(t.indices)),
+    "grouping": Codec(_read_object, _match_grouping),
+}

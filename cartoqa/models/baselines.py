@@ -1,8 +1,8 @@
 """Baselines that need no model: ``oracle``, ``random`` and ``constant:TEXT``.
 
-- ``oracle`` answers from the ground truth in the task's answer format
-  (``evaluators.answers.format_answer``): a run of it that does not score
-  100% shows that a prompt, parser and scorer disagree.
+- ``oracle`` answers from the ground truth in the task's answer format (the
+  spec's ``answer_format``, else the truth's own ``answer_text()``): a run of
+  it that does not score 100% shows that a prompt, parser and scorer disagree.
 - ``random`` gives a task-appropriate random answer (a letter among the
   options, yes or no, a count from 0 to 16, a point on the sphere...), seeded
   per sample, so a resumed or re-ordered run gives the same answers.
@@ -187,12 +187,11 @@ def _formatted(sample: Sample) -> str:
     """A sample's truth written by its spec's ``answer_format`` where it has one, else by
     its truth kind's format."""
     from cartoqa.tasks.spec import get_task
-    from evaluators.answers import format_answer
 
     spec = get_task(sample.task)
     if spec is not None and spec.answer_format is not None:
         return spec.answer_format(sample)
-    return format_answer(sample)
+    return sample.ground_truth.answer_text()
 
 
 class RandomModel(_Baseline):

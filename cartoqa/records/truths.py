@@ -6,6 +6,7 @@ field.  Each task names the kinds it allows (``cartoqa.records.tasks``).
 
 from __future__ import annotations
 
+import json
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -32,6 +33,17 @@ __all__ = [
 ]
 
 
+def _num(x: float) -> str:
+    """A float written in full, without exponent or trailing zeros."""
+    if float(x).is_integer():
+        return str(int(x))
+    return f"{x:.9f}".rstrip("0").rstrip(".")
+
+
+def _final(body: str) -> str:
+    return f"FINAL ANSWER: {body}"
+
+
 class _Truth(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
 
@@ -48,6 +60,10 @@ class NumberTruth(_Truth):
     equivalents: dict[str, float] = Field(default_factory=dict)
     """The same quantity in other units, keyed by unit (for example {"mi": 213.5})."""
 
+    def answer_text(self) -> str:
+        """This truth written as an answer in its kind's format (what the oracle writes)."""
+        return _final(_num(self.value) + (f" {self.unit}" if self.unit else ""))
+
 
 class BooleanTruth(_Truth):
     """Yes or no: is a feature type present on the map."""
@@ -56,6 +72,10 @@ class BooleanTruth(_Truth):
     """Names this type of ground truth (pydantic picks the type by it)."""
     value: bool
     """True for yes."""
+
+    def answer_text(self) -> str:
+        """This truth written as an answer in its kind's format (what the oracle writes)."""
+        return _final("yes" if self.value else "no")
 
 
 class ChoiceTruth(_Truth):
@@ -76,6 +96,10 @@ class ChoiceTruth(_Truth):
             )
         return self
 
+    def answer_text(self) -> str:
+        """This truth written as an answer in its kind's format (what the oracle writes)."""
+        return _final(self.answer)
+
 
 class TextTruth(_Truth):
     """A free-text answer (a place name, a coordinate written as text)."""
@@ -87,6 +111,10 @@ class TextTruth(_Truth):
     accepted: list[str] = Field(default_factory=list)
     """Other answers scored as correct (alternate names, other spellings)."""
 
+    def answer_text(self) -> str:
+        """This truth written as an answer in its kind's format (what the oracle writes)."""
+        return _final(self.answer)
+
 
 class CoordinateTruth(_Truth):
     """A point on the Earth."""
@@ -97,6 +125,10 @@ class CoordinateTruth(_Truth):
     """Latitude in degrees."""
     lon: float = Field(ge=-180, le=180)
     """Longitude in degrees."""
+
+    def answer_text(self) -> str:
+        """This truth written as an answer in its kind's format (what the oracle writes)."""
+        return _final(f"{self.lat:.6f}, {self.lon:.6f}")
 
 
 class ValuesTruth(_Truth):
@@ -111,6 +143,10 @@ class ValuesTruth(_Truth):
     units: dict[str, str] = Field(default_factory=dict)
     """Name -> unit of that value."""
 
+    def answer_text(self) -> str:
+        """This truth written as an answer in its kind's format (what the oracle writes)."""
+        return _final(json.dumps(self.values))
+
 
 class NamesTruth(_Truth):
     """A list of names as the map shows them (an unnamed feature is an empty string)."""
@@ -119,6 +155,10 @@ class NamesTruth(_Truth):
     """Names this type of ground truth (pydantic picks the type by it)."""
     names: list[str]
     """Names in any order; repeats count."""
+
+    def answer_text(self) -> str:
+        """This truth written as an answer in its kind's format (what the oracle writes)."""
+        return json.dumps(self.names, ensure_ascii=False)
 
 
 class FeatureCount(_Truth):
@@ -137,6 +177,11 @@ class FeatureTableTruth(_Truth):
     """Names this type of ground truth (pydantic picks the type by it)."""
     features: dict[str, FeatureCount]
     """Feature type -> its count and names."""
+
+    def answer_text(self) -> str:
+        """This truth written as an answer in its kind's format (what the oracle writes)."""
+        table = {k: {"count": v.count, "names": v.names} for k, v in self.features.items()}
+        return json.dumps(table, ensure_ascii=False)
 
 
 class LabelBox(_Truth):
@@ -164,6 +209,10 @@ class RoadPairTruth(_Truth):
     """The road-graph node under the marker (None in data made before it was kept)."""
     labels: list[LabelBox] = Field(default_factory=list)
     """For each road, the label that shows its name whole in the view (for audits)."""
+
+    def answer_text(self) -> str:
+        """This truth written as an answer in its kind's format (what the oracle writes)."""
+        return json.dumps({"road_1": self.road_1, "road_2": self.road_2}, ensure_ascii=False)
 
 
 class RoadEdge(_Truth):
@@ -238,6 +287,10 @@ class RouteTruth(_Truth):
             )
         return self
 
+    def answer_text(self) -> str:
+        """This truth written as an answer in its kind's format (what the oracle writes)."""
+        return json.dumps(self.steps, ensure_ascii=False)  # the network is for scoring only
+
 
 class IndicesTruth(_Truth):
     """Indices of kept items (route simplification)."""
@@ -247,6 +300,10 @@ class IndicesTruth(_Truth):
     indices: list[int]
     """Sorted 0-based indices."""
 
+    def answer_text(self) -> str:
+        """This truth written as an answer in its kind's format (what the oracle writes)."""
+        return _final(json.dumps(self.indices))
+
 
 class GroupingTruth(_Truth):
     """Items grouped under labels (cities by continent)."""
@@ -255,6 +312,10 @@ class GroupingTruth(_Truth):
     """Names this type of ground truth (pydantic picks the type by it)."""
     groups: dict[str, list[str]]
     """Label -> the items in that group."""
+
+    def answer_text(self) -> str:
+        """This truth written as an answer in its kind's format (what the oracle writes)."""
+        return _final(json.dumps(self.groups, ensure_ascii=False))
 
 
 GroundTruth = Annotated[

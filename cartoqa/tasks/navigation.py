@@ -75,6 +75,7 @@ from cartoqa.records import (
     RoadPairTruth,
     RouteLeg,
     RouteTruth,
+    Sample,
 )
 from maps import HEIGHT_PX, WIDTH_PX, Marker, View
 from maps.labels import MARKER_BOX, RoadLabels
@@ -518,8 +519,15 @@ def path_turns(coords: list[tuple[float, float]], zoom: int) -> tuple[int, float
 # ------------------------------------------------------------------ the tasks' specs
 
 
+def format_rle(sample: Sample) -> str:
+    """RLE's answer as its prompt asks: the length and its unit on the first line."""
+    truth = sample.ground_truth
+    assert isinstance(truth, NumberTruth)
+    value = f"{truth.value:.9f}".rstrip("0").rstrip(".")
+    return f"{value} {truth.unit}\nMeasured along the path against the scale bar."
+
+
 def _register() -> None:
-    from evaluators.answers import format_rle
     from evaluators.sample_scores import (
         accuracy_metrics,
         mml_score,

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from cartoqa.records import truth_kinds_for
-from evaluators.answers import format_place
+from cartoqa.records import Sample, TextTruth, truth_kinds_for
 from evaluators.sample_scores import gps_metrics, gps_score
 
 from ..spec import TaskSpec, register_task
@@ -45,6 +44,17 @@ METRICS = {
     "polygon_perimeter": ("accuracy", "1-MAPE"),
     "place_association": ("accuracy", "province accuracy", "country accuracy"),
 }
+
+
+def format_place(sample: Sample) -> str:
+    """Place association's answer as its prompt asks: city, province, country."""
+    truth = sample.ground_truth
+    assert isinstance(truth, TextTruth)
+    extra = sample.metadata.model_extra or {}
+    parts = [truth.answer, extra.get("province"), extra.get("country")]
+    return "FINAL ANSWER: " + ", ".join(p for p in parts if p)
+
+
 #: what the oracle writes, where the truth's kind alone does not say
 ANSWER_FORMATS = {"place_association": format_place}
 #: GPS breakdowns (metadata keys; a key no sample of a task carries gives no rows)
