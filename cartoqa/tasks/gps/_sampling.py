@@ -10,6 +10,7 @@ import numpy as np
 
 from cartoqa.geodesy import distance_km
 
+from ..templates import PromptSet, default_prompts
 from ._cities import Cities
 from ._labels import CityLabels, fold, labels_for
 
@@ -51,10 +52,17 @@ class Sampler:
     """Draws cities by the quota rules with one seeded generator."""
 
     def __init__(
-        self, cities: Cities, rng: np.random.Generator, per_task: int | None = None
+        self,
+        cities: Cities,
+        rng: np.random.Generator,
+        per_task: int | None = None,
+        prompts: PromptSet | None = None,
     ) -> None:
         self.c = cities
         self.rng = rng
+        self.prompts = prompts or default_prompts()
+        """The wording the questions are asked in: ``self.prompts.text("gps.<task>.<key>",
+        ...)`` (``cartoqa.tasks.templates``)."""
         self.per_task = per_task
         """How many samples the task will draw (None: not known, as in a test)."""
         self._labels: CityLabels | None = None

@@ -1,0 +1,141 @@
+"""Prompt templates as data: every question's wording, by key, from TOML files.
+
+    prompts = load_prompts()                      # the package's own wording
+    prompts = load_prompts(Path("mine.toml"))     # with a user's keys over it
+    text = prompts.text("map.mml", colour="red")
+
+The package's templates are ``cartoqa/tasks/prompts/<family>.toml``, one file a
+family; a table nests keys (``[gps.distance]`` then ``question = "..."`` is
+the key ``gps.distance.question``).  A template is a ``str.format`` string:
+fields in braces (``{lat:.4f}``), literal braces doubled (``{{"road_1": ...}}``).
+A user's file (``cartoqa build --prompts FILE``) holds any of those keys, in
+the same layout, and replaces them: a published benchmark's wording, another
+language.  A key it adds that the package does not have, or a template that
+asks for a field the task does not give, is refused with the key named.
+
+``PromptSet.sha256`` identifies the wording a dataset was asked with: the
+manifest and each sample's provenance record it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import string
+import tomllib
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from cartoqa.errors import CartoqaError
+
+__all__ = ["PromptSet", "default_prompts", "load_prompts"]
+
+
+class PromptSet:
+    """Templates by dotted key, and the hash of them all."""
+
+    def __init__(self, templates: dict[str, str], source: str) -> None:
+        self.templates = dict(sorted(templates.items()))
+        self.source = source
+        """Where they came from: "cartoqa" or "cartoqa + FILE"."""
+        blob = json.dumps(self.templates, ensure_ascii=False, sort_keys=True).encode()
+        self.sha256 = hashlib.sha256(blob).hexdigest()
+        self._fields = {k: _fields(k, v) for k, v in self.templates.items()}
+
+    def text(self, key: str, **fields: Any) -> str:
+        """The template ``key`` filled in with ``fields``."""
+        template = self.templates.get(key)
+        if template is None:
+            raise CartoqaError(f"no prompt template {key!r} in {self.source}")
+        try:
+            return template.format(**fields)
+        except (KeyError, IndexError, ValueError) as exc:
+            raise CartoqaError(
+                f"prompt template {key!r} ({self.source}) cannot be filled: {exc!r}; it may "
+                f"use the fields {', '.join(sorted(fields)) or 'none'}"
+            ) from None
+
+    def has(self, key: str) -> bool:
+        return key in self.templates
+
+
+def _fields(key: str, template: str) -> set[str]:
+    try:
+        return {f for _, f, _, _ in string.Formatter().parse(template) if f}
+    except ValueError as exc:
+        raise CartoqaError(
+            f"prompt template {key!r} is not a format string: {exc}; write literal braces "
+            "doubled ({{ and }})"
+        ) from None
+
+
+def _flatten(table: dict[str, Any], prefix: str, where: str) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for k, v in table.items():
+        key = f"{prefix}{k}"
+        if isinstance(v, dict):
+            out |= _flatten(v, key + ".", where)
+        elif isinstance(v, str):
+            out[key] = v
+        else:
+            raise CartoqaError(f"{where}: {key} is a {type(v).__name__}; templates are strings")
+    return out
+
+
+def _read(text: str, where: str) -> dict[str, str]:
+    try:
+        return _flatten(tomllib.loads(text), "", where)
+    except tomllib.TOMLDecodeError as exc:
+        raise CartoqaError(f"{where} is not valid TOML: {exc}") from None
+
+
+@lru_cache(maxsize=1)
+def _package_templates() -> tuple[tuple[str, str], ...]:
+    folder = resources.files("cartoqa.tasks") / "prompts"
+    merged: dict[str, str] = {}
+    for entry in sorted(folder.iterdir(), key=lambda e: e.name):
+        if entry.name.endswith(".toml"):
+            merged |= _read(entry.read_text(encoding="utf-8"), f"cartoqa/tasks/prompts/{entry.name}")
+    return tuple(merged.items())
+
+
+def default_prompts() -> PromptSet:
+    """The package's own wording."""
+    return _default()
+
+
+@lru_cache(maxsize=1)
+def _default() -> PromptSet:
+    return PromptSet(dict(_package_templates()), "cartoqa")
+
+
+def load_prompts(path: Path | None = None) -> PromptSet:
+    """The package's templates, with those of the TOML file at ``path`` over them."""
+    if path is None:
+        return default_prompts()
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise CartoqaError(
+            f"--prompts {path}: cannot read it ({exc.strerror}); give a TOML file of prompt "
+            "templates (see cartoqa/tasks/prompts/ for the keys)"
+        ) from None
+    theirs = _read(text, str(path))
+    ours = dict(_package_templates())
+    unknown = sorted(set(theirs) - set(ours))
+    if unknown:
+        raise CartoqaError(
+            f"--prompts {path}: {', '.join(unknown)} is no prompt key; the keys are those of "
+            "cartoqa/tasks/prompts/*.toml (for example map.srn, gps.system)"
+        )
+    for key, template in theirs.items():
+        missing = _fields(key, template) - _fields(key, ours[key])
+        if missing:
+            raise CartoqaError(
+                f"--prompts {path}: {key} asks for {', '.join(sorted(missing))}, which the task "
+                f"does not give; it gives {', '.join(sorted(_fields(key, ours[key]))) or 'none'}"
+            )
+    return PromptSet(ours | theirs, f"cartoqa + {path}")
