@@ -86,11 +86,7 @@ def place_association(s: Sampler, n: int) -> Draft:
         break
     pop = int(s.c.population[i])
     difficulty = band
-    text = (
-        f"Which city (population over 15,000) is at or next to {lat:.5f}, {lon:.5f}? "
-        "Give its name, then its province or state and country, as "
-        "FINAL ANSWER: <city>, <province or state>, <country>"
-    )
+    text = s.prompts.text("gps.place_association.question", lat=lat, lon=lon)
     alts = accepted_names(s, i)
     truth = TextTruth(answer=s.c.name[i], accepted=alts)
     meta = {
@@ -136,12 +132,20 @@ def name_disambiguation(s: Sampler, n: int) -> Draft:
     lat = answer.lat + float(s.rng.normal(0, sigma / 111_000))
     lon = answer.lon + float(s.rng.normal(0, sigma / (111_000 * np.cos(np.radians(answer.lat)))))
     # one spelling for the question and every option, so no spelling points to the answer
-    labels = [f"{group.spelling}, {p.country_name}" for p in places]
+    labels = [
+        s.prompts.text(
+            "gps.name_disambiguation.option", spelling=group.spelling, country=p.country_name
+        )
+        for p in places
+    ]
     opts, letter = s.options(labels[0], labels[1:])
     listed = s.listed(opts)
-    text = (
-        f"Several cities are called {group.spelling}. Which one is at {lat:.5f}, {lon:.5f}?\n"
-        f"{listed}\nAnswer with the letter: FINAL ANSWER: <letter>"
+    text = s.prompts.text(
+        "gps.name_disambiguation.question",
+        spelling=group.spelling,
+        lat=lat,
+        lon=lon,
+        options=listed,
     )
     return Draft(
         text,
@@ -175,9 +179,8 @@ def relative_position_applied(s: Sampler, n: int) -> Draft:
         names = s.named(j, i)
         if names:
             break
-    question = (
-        f"Going by the initial (great-circle) bearing, in which cardinal direction does "
-        f"{names[0]} lie from {names[1]}?"
+    question = s.prompts.text(
+        "gps.relative_position_applied.question", target=names[0], origin=names[1]
     )
     d = direction_question(s, i, j, question, {"band_km": f"{lo}-{hi}"}, km)
     d.difficulty = BAND_DIFFICULTY.get((lo, hi), "easy")
@@ -205,10 +208,7 @@ def proximity(s: Sampler, n: int) -> Draft:
     nearest = cands[int(order[0])]
     opts, letter = s.options(label[nearest], [label[j] for j in cands if j != nearest])
     listed = s.listed(opts)
-    text = (
-        f"Which of these cities is nearest to {label[ref]}?\n{listed}\n"
-        "Answer with the letter: FINAL ANSWER: <letter>"
-    )
+    text = s.prompts.text("gps.proximity.question", city=label[ref], options=listed)
     ratio = d[int(order[1])] / max(d[int(order[0])], 1.0)
     difficulty = "easy" if ratio > 2 else "medium" if ratio > 1.3 else "hard"
     return Draft(text, ChoiceTruth(answer=letter, options=opts), str(c.subregion[ref]), difficulty)
@@ -247,10 +247,8 @@ def route_analysis(s: Sampler, n: int) -> Draft:
         if abs(detour - 0.1) < NEAR_RULE:
             s.reject("near_threshold")  # within half a point of the 10 % rule
             continue
-        text = (
-            f"Travelling the shortest (great-circle) way from {names[0]} to {names[1]}, is "
-            f"{names[2]} on the way, that is, would going through it make the journey less "
-            "than 10% longer? Answer yes or no: FINAL ANSWER: <yes or no>"
+        text = s.prompts.text(
+            "gps.route_analysis.question", start=names[0], end=names[1], waypoint=names[2]
         )
         difficulty = (
             "hard" if abs(detour - 0.1) < 0.05 else "medium" if abs(detour - 0.1) < 0.2 else "easy"
@@ -298,11 +296,7 @@ def spatial_patterns(s: Sampler, n: int) -> Draft:
                 continue
             order = [int(k) for k in s.rng.permutation(5)]
             listed = "; ".join(names[k] for k in order)
-            text = (
-                f"Four of these cities (each of over 15,000 people) lie in one region and one "
-                f"lies far from them: {listed}. Which city is the odd one out? "
-                "Give its name: FINAL ANSWER: <city>"
-            )
+            text = s.prompts.text("gps.spatial_patterns.question", cities=listed)
             alts = accepted_names(s, out)
             margin = mean[4] / ranked[-2]
             difficulty = "easy" if margin > 3 else "medium" if margin > 1.8 else "hard"
@@ -336,12 +330,7 @@ def boundary_analysis(s: Sampler, n: int) -> Draft:
     for continent, name in zip(continents, names, strict=True):
         groups[CONTINENT_NAMES[str(continent)]].append(name)
     listed = "; ".join(names)
-    text = (
-        f"Group these cities (each of over 15,000 people) by continent: {listed}. Use the "
-        "continent names Africa, Asia, "
-        "Europe, North America, South America, Oceania, as "
-        'FINAL ANSWER: {"<continent>": ["<city>", ...], ...}'
-    )
+    text = s.prompts.text("gps.boundary_analysis.question", cities=listed)
     difficulty = "easy" if len(groups) <= 2 else "medium" if len(groups) <= 3 else "hard"
     return Draft(
         text,
@@ -360,17 +349,11 @@ def missing_data(s: Sampler, n: int) -> Draft:
             break
     c = s.c
     if n % 2 == 0:
-        text = (
-            f"{names[0]} is at latitude {c.lat[i]:.4f}. What is its longitude? "
-            "FINAL ANSWER: <longitude in degrees, negative for west>"
-        )
+        text = s.prompts.text("gps.missing_data.latitude_given", city=names[0], lat=c.lat[i])
         truth = NumberTruth(value=round(float(c.lon[i]), 5), unit="deg")
         meta = {"given": "latitude"}
     else:
-        text = (
-            f"{names[0]} is at longitude {c.lon[i]:.4f}. What is its latitude? "
-            "FINAL ANSWER: <latitude in degrees, negative for south>"
-        )
+        text = s.prompts.text("gps.missing_data.longitude_given", city=names[0], lon=c.lon[i])
         truth = NumberTruth(value=round(float(c.lat[i]), 5), unit="deg")
         meta = {"given": "longitude"}
     pop = int(c.population[i])
@@ -392,10 +375,7 @@ def terrain_classification(s: Sampler, n: int) -> Draft:
     correct = TERRAIN_CLASSES[kind]
     opts, letter = s.options(correct, [v for k, v in TERRAIN_CLASSES.items() if k != kind])
     listed = s.listed(opts)
-    text = (
-        f"What kind of terrain is at {lat:.5f}, {lon:.5f}?\n{listed}\n"
-        "Answer with the letter: FINAL ANSWER: <letter>"
-    )
+    text = s.prompts.text("gps.terrain_classification.question", lat=lat, lon=lon, options=listed)
     # how far the nearest well-known place (a city of 15,000) is: the farther, the harder
     difficulty = "easy" if km < 25 else "medium" if km < 100 else "hard"
     meta = {
