@@ -52,6 +52,13 @@ def build(
             help="Allow several questions of one junction (MML) or origin-destination pair."
         ),
     ] = False,
+    prompts: Annotated[
+        Path | None,
+        typer.Option(
+            help="TOML file of prompt templates to word the questions with (any keys of "
+            "cartoqa/tasks/prompts/*.toml); its hash is recorded in the manifest."
+        ),
+    ] = None,
     progress: Annotated[bool, typer.Option(help="Show progress bars.")] = True,
 ) -> None:
     """Build questions of any mix of tasks: map tasks (SRN, RLE, MML) with their maps from
@@ -104,6 +111,7 @@ def build(
                 on_attempt=on_attempt,
                 strict=strict,
                 repeat_places=repeat_places,
+                prompts=prompts,
             )
     except BuildError as exc:
         console.print(_table(exc.report, wanted, f"{out}: no dataset written"))

@@ -30,6 +30,13 @@ def generate(
         ),
     ] = None,
     overwrite: Annotated[bool, typer.Option(help="Replace a dataset already at OUT.")] = False,
+    prompts: Annotated[
+        Path | None,
+        typer.Option(
+            help="TOML file of prompt templates to word the questions with (any keys of "
+            "cartoqa/tasks/prompts/*.toml); its hash is recorded in the manifest."
+        ),
+    ] = None,
 ) -> None:
     """Generate every GPS task from GeoNames cities, split 60/10/30 per task."""
     from cartoqa.tasks.gps import GPS_CREDITS, GPS_TASKS, GPS_VARIANTS, generate_gps
@@ -49,6 +56,7 @@ def generate(
                 tasks=wanted,
                 overwrite=overwrite,
                 on_task=lambda task, n: progress.advance(bar),
+                prompts=prompts,
             )
     except CartoqaError as exc:
         typer.echo(f"error: {exc}", err=True)

@@ -93,6 +93,9 @@ class Provenance(BaseModel):
     """Version of the openstreetmap-carto style the map was rendered with."""
     source: str | None = None
     """The data source, with its licence and attribution ("GeoNames cities15000, CC BY 4.0")."""
+    prompts_sha256: str | None = None
+    """The hash of the prompt templates the question was worded from
+    (``cartoqa.tasks.templates.PromptSet.sha256``; the manifest names their source)."""
 
 
 class Sample(BaseModel):

@@ -84,6 +84,10 @@ class Manifest(BaseModel):
     """Task -> reason -> candidates the generator turned down (map tasks)."""
     attribution: list[str] = Field(default_factory=list)
     """Credits the data requires, shown with every result ("© OpenStreetMap contributors")."""
+    prompts: dict[str, str] = Field(default_factory=dict)
+    """The wording the questions were asked in: ``sha256`` (``PromptSet.sha256``, also in
+    each sample's provenance) and ``source`` ("cartoqa", or "cartoqa + FILE" for
+    ``--prompts FILE``).  Empty in datasets made before cartoqa recorded it."""
 
 
 def _pkg_version(name: str) -> str | None:
@@ -228,6 +232,7 @@ class DatasetWriter:
         attribution: Iterable[str] = (OSM_ATTRIBUTION,),
         shortfall: Mapping[str, int] | None = None,
         rejected: Mapping[str, Mapping[str, int]] | None = None,
+        prompts: Mapping[str, str] | None = None,
     ) -> Manifest:
         """Close samples.jsonl, write manifest.json and swap the dataset in; returns the
         manifest."""
@@ -252,6 +257,7 @@ class DatasetWriter:
             shortfall=dict(shortfall or {}),
             rejected={t: dict(sorted(r.items())) for t, r in (rejected or {}).items()},
             attribution=list(attribution),
+            prompts=dict(prompts or {}),
         )
         write_json_atomic(self._stage / MANIFEST_FILE, manifest.model_dump(mode="json"))
         _fsync_dir(self._stage)

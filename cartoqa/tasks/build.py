@@ -36,6 +36,7 @@ from cartoqa.stores import DatasetWriter
 
 from .navigation import NAVIGATION_TASKS, NavigationSampler, Plan, Reject
 from .spec import TaskSpec, get_task, registered_tasks
+from .templates import PromptSet, load_prompts
 
 if TYPE_CHECKING:
     from maps import MapEngine
@@ -154,6 +155,7 @@ def build_dataset(
     engine: MapEngine | None = None,
     strict: bool = False,
     repeat_places: bool = False,
+    prompts: Path | None = None,
 ) -> BuildReport:
     """Sample ``per_task`` questions of each task from ``extract`` (default: the embedded one),
     render their maps and write a dataset folder at ``out``.  RLE asks each map in metres and
@@ -161,7 +163,9 @@ def build_dataset(
     questions.  ``engine`` reuses a ``MapEngine`` (its extract wins over ``extract``).
     ``on_attempt(task, made, rejected)`` is called after every candidate (for progress).
     ``strict`` makes a shortfall an error (``BuildError``, no dataset written);
-    ``repeat_places`` allows several questions of one junction or origin-destination pair."""
+    ``repeat_places`` allows several questions of one junction or origin-destination pair;
+    ``prompts`` is a TOML file of prompt templates to word the questions with instead of the
+    package's (``cartoqa.tasks.templates``; its hash goes to the manifest and provenance)."""
     from .gps.generate import GpsReport, add_gps_samples, check_gps_tasks
 
     known = buildable_tasks()
@@ -177,12 +181,18 @@ def build_dataset(
     on_gps = [t for t in tasks if _spec(t).family == "gps"]
     if on_gps:
         check_gps_tasks(on_gps, per_task)
+    wording = load_prompts(prompts)  # a bad file is refused before any work
     report = BuildReport(path=Path(out))
     # checks and locks the output first: nothing is sampled or rendered for a folder we
     # cannot write; the old dataset there (with overwrite) stays until the new one is in
     writer = DatasetWriter(out, name=f"gps-seed{seed}", overwrite=overwrite)
     try:
-        finish: dict[str, Any] = {"seeds": [seed], "attribution": [], "rejected": {}}
+        finish: dict[str, Any] = {
+            "seeds": [seed],
+            "attribution": [],
+            "rejected": {},
+            "prompts": {"sha256": wording.sha256, "source": wording.source},
+        }
         if on_map:
             finish |= _build(
                 writer,
@@ -200,13 +210,16 @@ def build_dataset(
                 engine=engine,
                 strict=strict,
                 repeat_places=repeat_places,
+                prompts=wording,
             )
         if on_gps:  # the same samples as ``cartoqa gps generate`` makes of these tasks
             t0 = time.perf_counter()
             gps = GpsReport(path=Path(out))
             finish["attribution"] = [
                 *finish["attribution"],
-                *add_gps_samples(writer, gps, per_task=per_task, seed=seed, tasks=on_gps),
+                *add_gps_samples(
+                    writer, gps, per_task=per_task, seed=seed, tasks=on_gps, prompts=wording
+                ),
             ]
             for task in on_gps:
                 report.wanted[task] = report.samples[task] = gps.samples[task]
@@ -242,6 +255,7 @@ def _build(
     engine: MapEngine | None,
     strict: bool,
     repeat_places: bool,
+    prompts: PromptSet,
 ) -> dict[str, Any]:
     """Sample, render and add the map tasks' samples to ``writer``; returns what
     ``writer.finish`` must record of them."""
@@ -267,6 +281,7 @@ def _build(
             _task_seed(seed, task),
             covered_share=engine.extract.covered_share,
             repeat_places=repeat_places,
+            prompts=prompts,
         )
         rejected: Counter[str] = Counter()
         task_plans = _plans(sampler, task, n_maps, rejected, on_plan, on_attempt)
@@ -322,6 +337,7 @@ def _build(
                         extract_hash=engine.extract.sha256,
                         style_version=engine.style.version,
                         source=OSM_SOURCE,
+                        prompts_sha256=prompts.sha256,
                     ),
                 )
             )

@@ -84,6 +84,7 @@ from maps.roads import RoadGraph
 from maps.routes import RouteError, edge_coords, road_network, shortest_route
 
 from ._views import fit_center, view_bounds, view_pixels
+from .templates import PromptSet, default_prompts
 
 __all__ = [
     "AMBIGUOUS_TURN_DEG",
@@ -114,24 +115,7 @@ _TURN_THRESHOLDS_DEG = (40.0, 140.0, 220.0, 320.0)
 #: the tolerance, in pixels at the map's zoom, of the simplification that counts RLE turns
 RDP_PX = 8
 
-SRN_PROMPT = (
-    "The map shows a blue marker (the origin) and a red marker (the destination). You are "
-    "driving a car at the blue marker, facing the top of the map. Give the shortest route "
-    "you can legally drive (respect one-way streets) to the red marker, as a list:\n"
-    "[blue, <action_1>, <road_1>, <action_2>, <road_2>, ..., <action_n>, <road_n>, red]\n"
-    'where each action is exactly one of "continue straight", "make a U-turn and continue '
-    'straight", "turn left", "turn right", and each road is the road\'s name as written on '
-    "the map. Answer with the list only."
-)
-RLE_PROMPT = (
-    "The blue path on the map joins the two blue markers along the roads. Using the scale bar "
-    "at the bottom left of the map, estimate the real-world length of the blue path in {unit}. "
-    'On the first line write only the number followed by "{abbr}", then explain briefly.'
-)
-MML_PROMPT = (
-    "The {colour} marker stands on a road intersection. Which two roads meet there? Answer "
-    'with the names as written on the map, as JSON: {{"road_1": "...", "road_2": "..."}}'
-)
+# the questions' wording: cartoqa/tasks/prompts/map.toml (map.srn, map.rle, map.mml)
 
 
 class Reject(Exception):  # noqa: N818 - a verdict, not an error
@@ -174,7 +158,10 @@ class NavigationSampler:
         *,
         covered_share: Callable[[tuple[float, float, float, float]], float] | None = None,
         repeat_places: bool = False,
+        prompts: PromptSet | None = None,
     ):
+        self.prompts = prompts or default_prompts()
+        """The wording of the questions (``cartoqa.tasks.templates``)."""
         self.roads = roads
         self.covered_share = covered_share
         self.repeat_places = repeat_places
@@ -354,7 +341,7 @@ class NavigationSampler:
             "difficulty": "short" if len(route.legs) <= 2 else "long",
             **self._view_meta(view),
         }
-        return Plan("srn", view, [Question("", SRN_PROMPT, truth, meta)])
+        return Plan("srn", view, [Question("", self.prompts.text("map.srn"), truth, meta)])
 
     # ------------------------------------------------------------ RLE
 
@@ -390,7 +377,7 @@ class NavigationSampler:
             [
                 Question(
                     "-m",
-                    RLE_PROMPT.format(unit="metres", abbr="m"),
+                    self.prompts.text("map.rle", unit="metres", abbr="m"),
                     NumberTruth(
                         value=round(metres, 2), unit="m", equivalents={"ft": round(feet, 2)}
                     ),
@@ -398,7 +385,7 @@ class NavigationSampler:
                 ),
                 Question(
                     "-ft",
-                    RLE_PROMPT.format(unit="feet", abbr="ft"),
+                    self.prompts.text("map.rle", unit="feet", abbr="ft"),
                     NumberTruth(
                         value=round(feet, 2), unit="ft", equivalents={"m": round(metres, 2)}
                     ),
@@ -434,7 +421,9 @@ class NavigationSampler:
             labels=[labels[n] for n in names if n in labels],
         )
         meta = {"zoom": zoom, "colour": colour, **self._view_meta(view)}
-        return Plan("mml", view, [Question("", MML_PROMPT.format(colour=colour), truth, meta)])
+        return Plan(
+            "mml", view, [Question("", self.prompts.text("map.mml", colour=colour), truth, meta)]
+        )
 
     def _asked_here(self, names: tuple[str, ...], at: tuple[float, float]) -> bool:
         """Whether an MML question was already asked of this pair of roads at (about) this

@@ -97,7 +97,9 @@ def _package_templates() -> tuple[tuple[str, str], ...]:
     merged: dict[str, str] = {}
     for entry in sorted(folder.iterdir(), key=lambda e: e.name):
         if entry.name.endswith(".toml"):
-            merged |= _read(entry.read_text(encoding="utf-8"), f"cartoqa/tasks/prompts/{entry.name}")
+            merged |= _read(
+                entry.read_text(encoding="utf-8"), f"cartoqa/tasks/prompts/{entry.name}"
+            )
     return tuple(merged.items())
 
 

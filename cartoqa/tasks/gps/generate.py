@@ -24,6 +24,7 @@ from cartoqa.errors import CartoqaError
 from cartoqa.records import Metadata, Prompt, Provenance, Sample
 from cartoqa.stores import DatasetWriter
 
+from ..templates import PromptSet, default_prompts, load_prompts
 from ._admin1 import ADMIN1_SOURCE
 from ._cities import GEONAMES_SOURCE, load_cities
 from ._name_groups import NAME_GROUPS_SOURCE
@@ -65,12 +66,9 @@ GPS_CREDITS = (
     "City data: GeoNames (CC BY 4.0). Terrain: Köppen-Geiger zones (Rubel et al. 2016), "
     "GLOBE land/sea mask (NOAA)."
 )
-SYSTEM_PROMPT = (
-    "You are an expert in GPS coordinates, geodesy and geography. You may reason before "
-    "answering. End your reply with one line of the form FINAL ANSWER: <answer>. For a "
-    "multiple-choice question the answer is the option's letter alone; give numbers with "
-    "their units."
-)
+#: the system prompt of every GPS question, as the package words it (``gps.system`` in
+#: cartoqa/tasks/prompts/gps.toml)
+SYSTEM_PROMPT = default_prompts().text("gps.system")
 
 
 @dataclass
@@ -125,20 +123,33 @@ def generate_gps(
     tasks: Sequence[str] | None = None,
     overwrite: bool = False,
     on_task: Callable[[str, int], None] | None = None,
+    prompts: Path | None = None,
 ) -> GpsReport:
     """Write ``per_task`` samples of each task (default: GPSBench's 17 and the probe; the
     variants only by name) to a dataset at ``out``.  ``cartoqa build`` makes the same
     samples, beside map tasks or alone (``add_gps_samples``)."""
     names = list(tasks or GPS_TASKS)
     check_gps_tasks(names, per_task)
+    wording = load_prompts(prompts)  # a bad file is refused before any work
     report = GpsReport(path=Path(out))
     # the output is checked and locked before any work; an old dataset there stays whole
     # until the new one is complete
     with DatasetWriter(out, name=f"gps-seed{seed}", overwrite=overwrite) as writer:
         attribution = add_gps_samples(
-            writer, report, per_task=per_task, seed=seed, tasks=names, on_task=on_task
+            writer,
+            report,
+            per_task=per_task,
+            seed=seed,
+            tasks=names,
+            on_task=on_task,
+            prompts=wording,
         )
-        writer.finish(seeds=[seed], attribution=attribution, rejected=report.rejected)
+        writer.finish(
+            seeds=[seed],
+            attribution=attribution,
+            rejected=report.rejected,
+            prompts={"sha256": wording.sha256, "source": wording.source},
+        )
     return report
 
 
@@ -150,12 +161,15 @@ def add_gps_samples(
     seed: int,
     tasks: Sequence[str],
     on_task: Callable[[str, int], None] | None = None,
+    prompts: PromptSet | None = None,
 ) -> list[str]:
     """Add ``per_task`` samples of each GPS task to an open ``writer``, recording counts,
     rejections and seconds in ``report``; returns the data's attribution lines.  Each task
     draws from its own generator seeded by (seed, task): its samples are the same whatever
     else the dataset holds."""
     check_gps_tasks(tasks, per_task)
+    wording = prompts or default_prompts()
+    system = wording.text("gps.system")
     t0 = time.perf_counter()
     cities = load_cities()
     report.seconds["cities"] = time.perf_counter() - t0
@@ -163,7 +177,7 @@ def add_gps_samples(
     t0 = time.perf_counter()
     for task in tasks:
         rng = np.random.default_rng(_seed(seed, task))
-        sampler = Sampler(cities, rng, per_task)
+        sampler = Sampler(cities, rng, per_task, wording)
         make = _MAKERS[task]
         drafts = []
         asked: set[str] = set()
@@ -184,6 +198,7 @@ def add_gps_samples(
                 generator=f"cartoqa {__version__} tasks.gps.{task}",
                 seed=seed,
                 source="; ".join(filter(None, [GEONAMES_SOURCE, SOURCES.get(task)])),
+                prompts_sha256=wording.sha256,
             ),
         )
         for n, (d, split) in enumerate(zip(drafts, splits, strict=True)):
@@ -192,7 +207,7 @@ def add_gps_samples(
                     id=f"{task}-{n:05d}",
                     task=task,
                     split=split,  # type: ignore[arg-type]
-                    prompt=Prompt(text=d.text, system=SYSTEM_PROMPT),
+                    prompt=Prompt(text=d.text, system=system),
                     ground_truth=d.truth,
                     metadata=Metadata(
                         region=d.region, difficulty=d.difficulty, track=TRACKS[task], **d.meta
