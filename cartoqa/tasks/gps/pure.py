@@ -1,4 +1,5 @@
-"""The Pure GPS track: nine geometry tasks, ground truth from ``cartoqa.geodesy``."""
+"""The Pure GPS track: nine geometry tasks, ground truth from ``cartoqa.geodesy``; their
+wording is ``cartoqa/tasks/prompts/gps-pure.toml`` (``gps.<task>.<key>``)."""
 
 from __future__ import annotations
 
@@ -30,6 +31,7 @@ from cartoqa.records import (
     ValuesTruth,
 )
 
+from ..templates import PromptSet
 from ._sampling import Draft, Sampler, distance_band
 
 __all__ = ["PURE_TASKS", "PURE_VARIANTS"]
@@ -59,18 +61,11 @@ def format_conversion(s: Sampler, n: int) -> Draft:
     difficulty = ("easy", "medium", "hard")[hemis]
     if n % 2 == 0:
         dms = str(to_dms(lat, lon, precision=1))
-        text = (
-            f"Convert the coordinate {lat:.6f}, {lon:.6f} (decimal degrees, latitude first) to "
-            "degrees, minutes and seconds with hemisphere letters, seconds to one decimal. "
-            "Give it as FINAL ANSWER: <d>°<m>'<s>\"<N or S>, <d>°<m>'<s>\"<E or W>"
-        )
+        text = s.prompts.text("gps.format_conversion.to_dms", lat=lat, lon=lon)
         return Draft(
             text, TextTruth(answer=dms), _region(s, i), difficulty, {"direction": "to_dms"}
         )
-    text = (
-        f"Convert {to_dms(lat, lon, precision=1)} to decimal degrees. Give it as "
-        "FINAL ANSWER: <latitude>, <longitude> (negative for south and west, 4 decimals or more)"
-    )
+    text = s.prompts.text("gps.format_conversion.to_decimal", dms=to_dms(lat, lon, precision=1))
     truth = CoordinateTruth(lat=round(lat, 6), lon=round(lon, 6))
     return Draft(text, truth, _region(s, i), difficulty, {"direction": "to_decimal"})
 
@@ -84,10 +79,12 @@ def coordinate_transformation(s: Sampler, n: int) -> Draft:
         u = to_utm(lat, lon)
         hemi = "north" if lat >= 0 else "south"
         if mode == "to_utm":  # the zone is given, as in GPSBench
-            text = (
-                f"Convert {lat:.6f}, {lon:.6f} (WGS84 decimal degrees) to UTM zone {u.zone}, "
-                f"{hemi}ern hemisphere. Give easting and northing in metres as "
-                'FINAL ANSWER: {"easting": <m>, "northing": <m>}'
+            text = s.prompts.text(
+                "gps.coordinate_transformation.to_utm",
+                lat=lat,
+                lon=lon,
+                zone=u.zone,
+                hemisphere=hemi,
             )
             values = {
                 "easting": round(float(u.easting_m), 2),
@@ -99,11 +96,12 @@ def coordinate_transformation(s: Sampler, n: int) -> Draft:
                 units={"easting": "m", "northing": "m"},
             )
             return Draft(text, truth, region, "medium", {"mode": mode, "zone": int(u.zone)})
-        text = (
-            f"A point has UTM zone {u.zone}, {hemi}ern hemisphere, easting "
-            f"{float(u.easting_m):.2f} m, northing {float(u.northing_m):.2f} m (WGS84). "
-            "Give its latitude and longitude as "
-            "FINAL ANSWER: <latitude>, <longitude>"
+        text = s.prompts.text(
+            "gps.coordinate_transformation.from_utm",
+            zone=u.zone,
+            hemisphere=hemi,
+            easting=float(u.easting_m),
+            northing=float(u.northing_m),
         )
         return Draft(
             text,
@@ -114,20 +112,14 @@ def coordinate_transformation(s: Sampler, n: int) -> Draft:
         )
     x, y = (float(v) for v in to_web_mercator(lat, lon))
     if mode == "to_mercator":
-        text = (
-            f"Convert {lat:.6f}, {lon:.6f} (WGS84) to Web Mercator (EPSG:3857) metres. Give it as "
-            'FINAL ANSWER: {"x": <m>, "y": <m>}'
-        )
+        text = s.prompts.text("gps.coordinate_transformation.to_mercator", lat=lat, lon=lon)
         truth = ValuesTruth(
             values={"x": round(x, 2), "y": round(y, 2)},
             tolerances={"x": 100, "y": 100},
             units={"x": "m", "y": "m"},
         )
         return Draft(text, truth, region, "easy", {"mode": mode})
-    text = (
-        f"A point has Web Mercator (EPSG:3857) coordinates x = {x:.2f} m, y = {y:.2f} m. Give its "
-        "WGS84 latitude and longitude as FINAL ANSWER: <latitude>, <longitude>"
-    )
+    text = s.prompts.text("gps.coordinate_transformation.from_mercator", x=x, y=y)
     return Draft(
         text,
         CoordinateTruth(lat=round(lat, 6), lon=round(lon, 6)),
@@ -139,10 +131,7 @@ def coordinate_transformation(s: Sampler, n: int) -> Draft:
 
 def distance(s: Sampler, n: int) -> Draft:
     i, j, km = s.pair(50)
-    text = (
-        f"What is the great-circle distance between {s.label(i)} and {s.label(j)}, on a sphere "
-        "of radius 6371 km? Give it in kilometres as FINAL ANSWER: <number> km"
-    )
+    text = s.prompts.text("gps.distance.question", origin=s.label(i), destination=s.label(j))
     truth = NumberTruth(
         value=round(km, 3), unit="km", equivalents={"mi": round(km / KM_PER_MILE, 3)}
     )
@@ -153,10 +142,7 @@ def bearing(s: Sampler, n: int) -> Draft:
     i, j, km = s.pair(100)
     c = s.c
     b = float(initial_bearing_deg(c.lat[i], c.lon[i], c.lat[j], c.lon[j]))
-    text = (
-        f"What is the initial bearing (forward azimuth, degrees clockwise from true north) from "
-        f"{s.label(i)} to {s.label(j)}, on a sphere? Give it as FINAL ANSWER: <number> degrees"
-    )
+    text = s.prompts.text("gps.bearing.question", origin=s.label(i), destination=s.label(j))
     return Draft(text, NumberTruth(value=round(b, 3), unit="deg"), _region(s, i), distance_band(km))
 
 
@@ -165,9 +151,8 @@ def interpolation(s: Sampler, n: int) -> Draft:
     c = s.c
     f = (0.25, 0.5, 0.75)[n % 3]
     lat, lon = interpolate(c.lat[i], c.lon[i], c.lat[j], c.lon[j], f)
-    text = (
-        f"Along the great circle from {s.label(i)} to {s.label(j)}, on a sphere, which point "
-        f"lies {f:g} of the way? Give it as FINAL ANSWER: <latitude>, <longitude>"
+    text = s.prompts.text(
+        "gps.interpolation.question", origin=s.label(i), destination=s.label(j), fraction=f
     )
     truth = CoordinateTruth(lat=round(float(lat), 6), lon=round(float(lon), 6))
     return Draft(text, truth, _region(s, i), distance_band(km), {"fraction": f})
@@ -224,7 +209,7 @@ def _polygon_prompt(s: Sampler, n: int) -> tuple[list[int], str, str]:
         break
     pts = "; ".join(s.label(i) for i in idx)
     difficulty = ("easy", "easy", "medium", "hard")[k - 3]
-    return idx, f"These cities are the vertices of a polygon, in order: {pts}.", difficulty
+    return idx, s.prompts.text("gps.polygon.vertices", points=pts), difficulty
 
 
 def polygon(s: Sampler, n: int) -> Draft:
@@ -232,10 +217,7 @@ def polygon(s: Sampler, n: int) -> Draft:
     idx, given, difficulty = _polygon_prompt(s, n)
     c = s.c
     area = float(polygon_area_km2(c.lat[idx], c.lon[idx]))
-    text = (
-        f"{given} On a sphere of radius 6371 km, what is its area? Give it in square "
-        "kilometres as FINAL ANSWER: <number> km²"
-    )
+    text = s.prompts.text("gps.polygon.question", vertices=given)
     truth = NumberTruth(value=round(area, 2), unit="km2")
     return Draft(text, truth, _region(s, idx[0]), difficulty, {"vertices": len(idx)})
 
@@ -246,10 +228,7 @@ def polygon_perimeter(s: Sampler, n: int) -> Draft:
     c = s.c
     area = float(polygon_area_km2(c.lat[idx], c.lon[idx]))
     perim = float(polygon_perimeter_km(c.lat[idx], c.lon[idx]))
-    text = (
-        f"{given} On a sphere of radius 6371 km, what are its area and perimeter? Give them as "
-        'FINAL ANSWER: {"area_km2": <number>, "perimeter_km": <number>}'
-    )
+    text = s.prompts.text("gps.polygon_perimeter.question", vertices=given)
     truth = ValuesTruth(
         values={"area_km2": round(area, 2), "perimeter_km": round(perim, 3)},
         tolerances={"area_km2": round(0.05 * area, 3), "perimeter_km": round(0.05 * perim, 3)},
@@ -273,16 +252,16 @@ BBOX_TOLERANCES = {
 BBOX_BOUNDS = ("min_lat", "max_lat", "min_lon", "max_lon")
 
 
-def _bbox(s: Sampler, n: int, keys: tuple[str, ...], ask: str, tolerances: str) -> Draft:
+def _bbox(s: Sampler, n: int, keys: tuple[str, ...], prompt: str) -> Draft:
+    """A bounding-box question on 3-8 cities asking for ``keys``, worded by the template
+    ``prompt``."""
     k = 3 + n % 6
     idx = s.spread(k, 100)
     c = s.c
     box = bounding_box(c.lat[idx], c.lon[idx])._asdict()
     pts = "; ".join(s.label(i) for i in idx)
     listed = ", ".join(f'"{k_}": <number>' for k_ in keys)
-    text = (
-        f"For these cities: {pts}, give {ask} Tolerances: {tolerances}. FINAL ANSWER: {{{listed}}}"
-    )
+    text = s.prompts.text(prompt, points=pts, keys=listed)
     truth = ValuesTruth(
         values={k_: round(float(box[k_]), 6) for k_ in keys},
         tolerances={k_: BBOX_TOLERANCES[k_] for k_ in keys},
@@ -294,25 +273,12 @@ def _bbox(s: Sampler, n: int, keys: tuple[str, ...], ask: str, tolerances: str) 
 
 def bounding_box_task(s: Sampler, n: int) -> Draft:
     """GPSBench's form: the minimum and maximum latitude and longitude, each within 0.01°."""
-    return _bbox(
-        s, n, BBOX_BOUNDS,
-        "the bounding box: the plain minimum and maximum of their latitudes and of their "
-        "longitudes (no wrapping at the antimeridian).",
-        "0.01 degrees",
-    )  # fmt: skip
+    return _bbox(s, n, BBOX_BOUNDS, "gps.bounding_box.question")
 
 
 def bounding_box_full(s: Sampler, n: int) -> Draft:
     """Variant: the bounds, the centre of the bounds, the centroid and the diagonal."""
-    return _bbox(
-        s,
-        n,
-        tuple(BBOX_TOLERANCES),
-        "the bounding box (plain minimum and maximum of latitude and longitude), the centre "
-        "of the bounds, the centroid (mean of the coordinates) and the great-circle length of "
-        "the diagonal from the south-west to the north-east corner in km.",
-        "0.01 degrees, 10 km",
-    )
+    return _bbox(s, n, tuple(BBOX_TOLERANCES), "gps.bounding_box_full.question")
 
 
 def _path(s: Sampler, n: int) -> tuple[list[float], list[float], float, list[int], str, str]:
@@ -350,17 +316,13 @@ HEADING_SD_DEG = 15.0
 RDP_CLEARANCE_KM = 0.02
 
 
-def _path_text(lats: list[float], lons: list[float], eps: float) -> str:
+def _path_text(prompts: PromptSet, lats: list[float], lons: list[float], eps: float) -> str:
+    """The path and the RDP rule (``gps.route_geometry.path``), which both route-geometry
+    questions open with."""
     pts = "\n".join(
         f"{j}: {a:.5f}, {b:.5f}" for j, (a, b) in enumerate(zip(lats, lons, strict=True))
     )
-    return (
-        f"Simplify this path with the Ramer-Douglas-Peucker algorithm, tolerance {eps:g} km, "
-        "keeping the first and last point. A point's distance is measured on the sphere to the "
-        "great-circle segment between the two points that bound its span: its cross-track "
-        "distance where its foot falls on the segment, else its distance to the nearer end."
-        f"\n{pts}\n"
-    )
+    return prompts.text("gps.route_geometry.path", tolerance=eps, points=pts)
 
 
 def _wrong_lists(s: Sampler, n_points: int, kept: list[int]) -> list[str] | None:
@@ -409,9 +371,10 @@ def route_geometry(s: Sampler, n: int) -> Draft:
             break
         s.reject("too_few_to_arrange")  # RDP keeps (or drops) nearly every point
     opts, letter = s.options(json.dumps(kept), wrong)
-    text = (
-        f"{_path_text(lats, lons, eps)}Which point indices are kept?\n{s.listed(opts)}\n"
-        "Answer with the letter: FINAL ANSWER: <letter>"
+    text = s.prompts.text(
+        "gps.route_geometry.question",
+        path=_path_text(s.prompts, lats, lons, eps),
+        options=s.listed(opts),
     )
     return Draft(
         text,
@@ -425,8 +388,8 @@ def route_geometry(s: Sampler, n: int) -> Draft:
 def route_geometry_indices(s: Sampler, n: int) -> Draft:
     """Variant: the kept indices written out, with no options to choose from."""
     lats, lons, eps, kept, difficulty, region = _path(s, n)
-    text = (
-        f"{_path_text(lats, lons, eps)}Which point indices are kept? FINAL ANSWER: [<i>, <j>, ...]"
+    text = s.prompts.text(
+        "gps.route_geometry_indices.question", path=_path_text(s.prompts, lats, lons, eps)
     )
     return Draft(
         text,
@@ -445,7 +408,8 @@ def direction_question(
 ) -> Draft:
     """A multiple-choice direction question on the initial bearing from city i to city j:
     the four cardinal directions (N [315, 45), E [45, 135), ...), or all eight compass points
-    (45-degree sectors, N [337.5, 22.5)), as options."""
+    (45-degree sectors, N [337.5, 22.5)), as options, after ``question`` (the template
+    ``gps.relative_position_pure.choices``)."""
     c = s.c
     b = float(initial_bearing_deg(c.lat[i], c.lon[i], c.lat[j], c.lon[j]))
     sector = str(compass_direction(b, points=points))
@@ -454,7 +418,7 @@ def direction_question(
         SECTOR_NAMES[sector], [SECTOR_NAMES[x] for x in names if x != sector], k=points
     )
     listed = s.listed(opts)
-    text = f"{question}\n{listed}\nAnswer with the letter: FINAL ANSWER: <letter>"
+    text = s.prompts.text("gps.relative_position_pure.choices", question=question, options=listed)
     return Draft(
         text,
         ChoiceTruth(answer=letter, options=opts),
@@ -475,9 +439,8 @@ def edge_margin(bearing: float, points: int) -> float:
 def relative_position_pure(s: Sampler, n: int) -> Draft:
     """GPSBench's form: north, east, south or west, by the initial bearing."""
     i, j, km = s.pair(100)
-    question = (
-        f"Going by the initial bearing, in which cardinal direction does {s.label(j)} lie from "
-        f"{s.label(i)}?"
+    question = s.prompts.text(
+        "gps.relative_position_pure.question", origin=s.label(i), destination=s.label(j)
     )
     return direction_question(s, i, j, question, {}, km)
 
@@ -485,9 +448,8 @@ def relative_position_pure(s: Sampler, n: int) -> Draft:
 def relative_position_pure_8(s: Sampler, n: int) -> Draft:
     """Variant: the eight compass points as options."""
     i, j, km = s.pair(100)
-    question = (
-        f"Going by the initial bearing, which of the eight compass points gives the direction "
-        f"of {s.label(j)} from {s.label(i)}?"
+    question = s.prompts.text(
+        "gps.relative_position_pure_8.question", origin=s.label(i), destination=s.label(j)
     )
     return direction_question(s, i, j, question, {}, km, points=8)
 
