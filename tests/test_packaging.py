@@ -27,3 +27,24 @@ def test_extras_declare_the_torch_pair():
         assert any(r.startswith("torchvision==0.29.1") for r in mine), mine
     core = [r for r in reqs if "extra ==" not in r]
     assert not any(r.startswith(("torch", "transformers", "open_clip")) for r in core), core
+
+
+def test_the_wheel_ships_the_prompt_templates(tmp_path):
+    import zipfile
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    out = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q"]
+        + ["-w", str(tmp_path), str(root)],
+        capture_output=True,
+        text=True,
+    )
+    assert out.returncode == 0, out.stderr
+    (wheel,) = tmp_path.glob("cartoqa-*.whl")
+    names = zipfile.ZipFile(wheel).namelist()
+    shipped = {n for n in names if n.startswith("cartoqa/tasks/prompts/")}
+    here = {
+        f"cartoqa/tasks/prompts/{p.name}" for p in (root / "cartoqa/tasks/prompts").glob("*.toml")
+    }
+    assert here and shipped == here
