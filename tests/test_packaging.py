@@ -30,13 +30,22 @@ def test_extras_declare_the_torch_pair():
 
 
 def test_the_wheel_ships_the_prompt_templates(tmp_path):
+    import shutil
     import zipfile
     from pathlib import Path
 
     root = Path(__file__).resolve().parents[1]
+    src = tmp_path / "src"  # a copy: the build leaves its build/ folder there, not here
+    shutil.copytree(
+        root,
+        src,
+        ignore=shutil.ignore_patterns(
+            ".git", ".venv", "node_modules", "build", "*.egg-info", "__pycache__", ".*cache"
+        ),
+    )
     out = subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q"]
-        + ["-w", str(tmp_path), str(root)],
+        + ["-w", str(tmp_path), str(src)],
         capture_output=True,
         text=True,
     )
