@@ -526,9 +526,7 @@ def _draw_road_pair(sample: Sample, truth: RoadPairTruth, view: View | None, fig
 
 
 def _draw_number(sample: Sample, truth: NumberTruth, view: View | None, fig: _Figure) -> None:
-    fig.lines.append(
-        _Line("Length (RLE)" if sample.task == "rle" else "Number", bold=True, size=17)
-    )
+    fig.lines.append(_Line(f"Length ({sample.task.upper()})", bold=True, size=17))
     metres = _metres(truth)
     if metres is not None:
         feet = truth.value if truth.unit == "ft" else truth.equivalents.get("ft", metres / 0.3048)
@@ -676,7 +674,8 @@ def _figure(sample: Sample, size: tuple[int, int]) -> _Figure:
         _draw_route(sample, truth, view, fig)
     elif isinstance(truth, RoadPairTruth):
         _draw_road_pair(sample, truth, view, fig)
-    elif isinstance(truth, NumberTruth) and sample.task == "rle":
+    elif isinstance(truth, NumberTruth) and sample.prompt.images and _metres(truth) is not None:
+        # a length on a map (RLE): the path and its markers drawn over it
         _draw_number(sample, truth, view, fig)
     else:
         _draw_other(sample, fig)

@@ -371,11 +371,13 @@ def _is_final(response: str) -> bool:
 
 
 def parse_sample_answer(sample: Sample, response: str) -> Any:
-    """``parse_answer`` for the sample's kind, with its task's own layout where it has one."""
-    if sample.task == "rle":  # the first line holds the number
-        check_answer_length(response)
-        first = response.strip().splitlines()[0] if response.strip() else ""
-        return parse_number(final_answer_text(first))
+    """The sample's task's own parser where its spec has one (``TaskSpec.parse``: RLE reads
+    the first line), else ``parse_answer`` for the sample's kind."""
+    from cartoqa.tasks.spec import get_task
+
+    spec = get_task(sample.task)
+    if spec is not None and spec.parse is not None:
+        return spec.parse(sample, response)
     truth = sample.ground_truth
     options = truth.options if isinstance(truth, ChoiceTruth) else None
     return parse_answer(truth.kind, response, options=options)

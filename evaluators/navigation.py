@@ -58,6 +58,7 @@ from .answers import MAX_JSON_DEPTH, last_json_value, normalise_name
 from .numeric import (
     MAX_MAGNITUDE,
     AnswerParseError,
+    NumberAnswer,
     check_answer_length,
     final_answer_text,
     parse_number,
@@ -612,6 +613,13 @@ def mml_correct(truth: RoadPairTruth, answer: str | None) -> bool:
 # ------------------------------------------------------------------ RLE
 
 
+def parse_first_line_number(answer: str) -> NumberAnswer:
+    """The number (and its unit) on the first line of an answer: RLE's layout."""
+    check_answer_length(answer)
+    first = answer.strip().splitlines()[0] if answer.strip() else ""
+    return parse_number(final_answer_text(first))
+
+
 def rle_value(truth: NumberTruth, answer: str | None) -> float | None:
     """The length an RLE answer gives, in the truth's unit (None when unreadable).
 
@@ -621,8 +629,7 @@ def rle_value(truth: NumberTruth, answer: str | None) -> float | None:
     if not answer or not answer.strip():
         return None
     try:
-        first = check_answer_length(answer).strip().splitlines()[0]
-        got = parse_number(final_answer_text(first))
+        got = parse_first_line_number(answer)
     except AnswerParseError:
         return None
     if got.unit and truth.unit and got.unit != truth.unit and got.unit in truth.equivalents:

@@ -48,11 +48,8 @@ __all__ = [
     "random_answer",
 ]
 
-#: task -> (low, high) of a random number in the truth's unit, where a task has a natural range
-#: (tasks with no spec yet; a registered task gives its range in ``TaskSpec.answer_space``)
-_NUMBER_RANGES: dict[str, tuple[float, float]] = {
-    "stmf_count": (0, 16),  # CartoMapQA's random baseline for counting
-}
+#: the range of a random number for a task whose spec gives none (``TaskSpec.answer_space``)
+_DEFAULT_RANGE = (0.0, 1000.0)
 _VALUE_RANGES = (
     ("lat", (-90.0, 90.0)),
     ("lon", (-180.0, 180.0)),
@@ -67,13 +64,14 @@ _ACTIONS = ("continue straight", "make a U-turn and continue straight", "turn le
 
 
 def _number_range(task: str) -> tuple[float, float]:
-    """The range a random number is drawn from: the task spec's answer space, else 0-1000."""
+    """The range a random number is drawn from: the task spec's answer space, else 0-1000
+    (CartoMapQA's counting tasks will give theirs, 0-16, in their specs)."""
     from cartoqa.tasks.spec import get_task
 
     spec = get_task(task)
     if spec is not None and "low" in spec.answer_space:
         return float(spec.answer_space["low"]), float(spec.answer_space["high"])
-    return _NUMBER_RANGES.get(task, (0, 1000))
+    return _DEFAULT_RANGE
 
 
 def _rng(seed: int, sample_id: str) -> random.Random:

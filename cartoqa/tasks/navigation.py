@@ -517,6 +517,7 @@ def format_rle(sample: Sample) -> str:
 
 
 def _register() -> None:
+    from evaluators.navigation import parse_first_line_number
     from evaluators.sample_scores import (
         accuracy_metrics,
         mml_score,
@@ -557,6 +558,7 @@ def _register() -> None:
             generator=lambda sampler, i: sampler.attempt_rle("simple" if i % 2 == 0 else "complex"),
             questions_per_map=2,
             answer_format=format_rle,
+            parse=lambda sample, response: parse_first_line_number(response),
             reduce=rle_metrics_rows,
             table=rle_table,
             metrics=("rmse", "mae", "mape", "r2", "unanswered"),

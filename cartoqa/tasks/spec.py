@@ -108,7 +108,10 @@ class TaskSpec:
     """A table of its own shape, where the default (``grouped_table`` over ``group_by``)
     does not fit (RLE: one table per unit)."""
     answer_format: Callable[[Sample], str] | None = None
-    """What the oracle writes; None: the ground truth's kind writes it."""
+    """What the oracle writes; None: the ground truth writes itself (``answer_text()``)."""
+    parse: Callable[[Sample, str], Any] | None = None
+    """How an answer is read where the truth kind's codec does not fit the prompt's layout
+    (RLE: the number on the first line); raises ``AnswerParseError``."""
     answer_space: Mapping[str, Any] = field(default_factory=dict)
     """What the random baseline draws from where the truth's kind alone does not say (a
     number's range: {"low": 0, "high": 360})."""

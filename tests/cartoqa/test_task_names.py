@@ -1,6 +1,6 @@
 """No production module names a task except that task's own modules and the registry
-(issue 14).  The joints still left are listed in ``REMAINING``, each with what replaces it;
-the test fails on any new one, and on a listed one that has gone (so the list stays true)."""
+(issue 14).  The test fails on any module that writes a registered task's name (or a
+schema task's) outside those; ``REMAINING`` would list a joint kept on purpose."""
 
 import re
 from pathlib import Path
@@ -22,12 +22,9 @@ OWN = {
     "evaluators/gps.py",  # the GPS tasks' scorer
     "cartoqa/geodesy/__init__.py",  # exports the function bounding_box, not the task
 }
-#: file -> task names it still writes, until what the comment says replaces them
-REMAINING = {
-    "cartoqa/models/baselines.py": {"stmf_count"},  # its answer space: a spec (issue 15)
-    "evaluators/answers.py": {"rle"},  # RLE's first-line parse: a spec field
-    "annotations/drawing.py": {"rle"},  # the audit drawing's RLE label: a spec field
-}
+#: file -> task names it still writes, until what replaces them lands (none left: a new
+#: entry needs a reason and the issue that removes it)
+REMAINING: dict[str, set[str]] = {}
 
 
 def _names_in(path: Path, names: set[str]) -> set[str]:
