@@ -34,6 +34,7 @@ from cartoqa.records import (
     NumberTruth,
     Sample,
     TextTruth,
+    Tolerance,
     ValuesTruth,
 )
 
@@ -386,6 +387,17 @@ def _close(pred: float, truth: float) -> float:
     return closeness(pred, truth)
 
 
+#: the tolerances of datasets made before each truth carried its own (``Tolerance`` on the
+#: truth, set by the task's generator, is what scores; these are the same values)
+_LEGACY = {
+    "distance": Tolerance(abs=5.0, rel=0.05),
+    "bearing": Tolerance(abs=5.0, wrap=360.0),
+    "polygon": Tolerance(rel=0.05),
+    "missing_data": Tolerance(abs=0.1),
+    "format_conversion": Tolerance(abs=1e-4),
+}
+
+
 def _score(sample: Sample, response: str) -> GpsScore:
     task, truth = sample.task, sample.ground_truth
     md = sample.metadata.model_extra or {}
@@ -400,13 +412,13 @@ def _score(sample: Sample, response: str) -> GpsScore:
             return GpsScore(ok, why=None if ok else "wrong")
         assert isinstance(truth, CoordinateTruth)
         lat, lon = _coordinate(response)
-        ok = abs(lat - truth.lat) <= 1e-4 and _lon_difference(lon, truth.lon) <= 1e-4
+        ok = truth.within(lat, lon, truth.tolerance or _LEGACY["format_conversion"])
         return GpsScore(ok, why=None if ok else "wrong")
     if isinstance(truth, CoordinateTruth):  # inverse projections, interpolation
-        tol = float(md.get("tolerance_deg", 0.01))
+        tol = truth.tolerance or Tolerance(abs=float(md.get("tolerance_deg", 0.01)))
         lat, lon = _coordinate(response)
-        ok = abs(lat - truth.lat) <= tol and _lon_difference(lon, truth.lon) <= tol
-        return GpsScore(ok, why=None if ok else f"off by more than {tol} degrees")
+        ok = truth.within(lat, lon, tol)
+        return GpsScore(ok, why=None if ok else f"off by more than {tol.abs:g} degrees")
     if task == "distance":
         assert isinstance(truth, NumberTruth)
         got = parse_result_number(response)
@@ -415,23 +427,30 @@ def _score(sample: Sample, response: str) -> GpsScore:
             value *= 1.609344
         elif got.unit == "m":
             value /= 1000
-        ok = within_tolerance(value, truth.value, abs_tol=5.0, rel_tol=0.05)
-        return GpsScore(ok, _close(value, truth.value), None if ok else "outside max(5 km, 5%)")
+        tol = truth.tolerance or _LEGACY[task]
+        ok = tol.allows(value, truth.value)
+        why = None if ok else f"outside max({tol.abs:g} km, {tol.rel:.0%})"
+        return GpsScore(ok, _close(value, truth.value), why)
     if task == "bearing":
         assert isinstance(truth, NumberTruth)
         value = parse_result_number(response).value
-        ok = angle_difference_deg(value, truth.value) <= 5.0
-        return GpsScore(ok, why=None if ok else "more than 5 degrees off")
+        tol = truth.tolerance or _LEGACY[task]
+        ok = tol.allows(value, truth.value)
+        return GpsScore(ok, why=None if ok else f"more than {tol.abs:g} degrees off")
     if task == "polygon":
         assert isinstance(truth, NumberTruth)
         value = _area_km2(response)
-        ok = within_tolerance(value, truth.value, rel_tol=0.05)
-        return GpsScore(ok, _close(value, truth.value), None if ok else "more than 5% off")
+        tol = truth.tolerance or _LEGACY[task]
+        ok = tol.allows(value, truth.value)
+        return GpsScore(
+            ok, _close(value, truth.value), None if ok else f"more than {tol.rel:.0%} off"
+        )
     if task == "missing_data":
         assert isinstance(truth, NumberTruth)
         value = _degrees(response)
-        ok = abs(value - truth.value) <= 0.1
-        return GpsScore(ok, why=None if ok else "more than 0.1 degrees off")
+        tol = truth.tolerance or _LEGACY[task]
+        ok = tol.allows(value, truth.value)
+        return GpsScore(ok, why=None if ok else f"more than {tol.abs:g} degrees off")
     if isinstance(truth, ValuesTruth):
         vals = read_values(response, list(truth.values))
         missing = [k for k, v in vals.items() if v is None]

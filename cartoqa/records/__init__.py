@@ -30,6 +30,7 @@ from .truths import (
     RouteLeg,
     RouteTruth,
     TextTruth,
+    Tolerance,
     ValuesTruth,
 )
 
@@ -63,6 +64,7 @@ __all__ = [
     "SampleScore",
     "Split",
     "TextTruth",
+    "Tolerance",
     "ValuesTruth",
     "declare_truth_kinds",
     "register_task",

@@ -7,9 +7,17 @@ field.  Each task names the kinds it allows (``cartoqa.records.tasks``).
 from __future__ import annotations
 
 import json
-from typing import Annotated, Literal
+import math
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    model_serializer,
+    model_validator,
+)
 
 __all__ = [
     "BooleanTruth",
@@ -29,6 +37,7 @@ __all__ = [
     "RouteLeg",
     "RouteTruth",
     "TextTruth",
+    "Tolerance",
     "ValuesTruth",
 ]
 
@@ -48,6 +57,37 @@ class _Truth(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
 
 
+class Tolerance(_Truth):
+    """How far an answer may lie from the truth and still be right: within ``abs`` of it or
+    within ``rel`` times its size, whichever is wider; with ``wrap`` (360 for bearings and
+    longitudes) the difference is taken the short way round the circle."""
+
+    abs: float = Field(default=0.0, ge=0)
+    """Absolute tolerance, in the truth's unit."""
+    rel: float = Field(default=0.0, ge=0)
+    """Relative tolerance, a fraction of the truth's magnitude (0.05: 5 %)."""
+    wrap: float | None = Field(default=None, gt=0)
+    """The period of a circular quantity (360 degrees), or None."""
+
+    def allows(self, got: float, want: float) -> bool:
+        """Whether ``got`` is close enough to ``want`` (never for NaN or infinity)."""
+        if not math.isfinite(got):
+            return False
+        d = math.fabs(got - want)
+        if self.wrap:
+            d %= self.wrap
+            d = min(d, self.wrap - d)
+        return d <= max(self.abs, self.rel * math.fabs(want))
+
+
+def _without_no_tolerance(data: Any) -> Any:
+    """A truth's fields less ``tolerance`` when it has none (so records made before
+    tolerances lived on truths keep their bytes)."""
+    if isinstance(data, dict) and data.get("tolerance", 0) is None:
+        data.pop("tolerance")
+    return data
+
+
 class NumberTruth(_Truth):
     """One number with its unit: a distance, a count, a route length, a bearing."""
 
@@ -59,6 +99,13 @@ class NumberTruth(_Truth):
     """Unit of ``value`` ("km", "m", "ft", "deg"), or None for a plain count."""
     equivalents: dict[str, float] = Field(default_factory=dict)
     """The same quantity in other units, keyed by unit (for example {"mi": 213.5})."""
+    tolerance: Tolerance | None = None
+    """How close an answer must be (GPS distance: 5 km or 5 %); None for tasks scored
+    otherwise (RLE's metrics, an exact count).  Written only when set."""
+
+    @model_serializer(mode="wrap")
+    def _serialize(self, handler: SerializerFunctionWrapHandler) -> Any:
+        return _without_no_tolerance(handler(self))
 
     def answer_text(self) -> str:
         """This truth written as an answer in its kind's format (what the oracle writes)."""
@@ -125,6 +172,18 @@ class CoordinateTruth(_Truth):
     """Latitude in degrees."""
     lon: float = Field(ge=-180, le=180)
     """Longitude in degrees."""
+    tolerance: Tolerance | None = None
+    """How close each of latitude and longitude must be, in degrees (longitude the short
+    way round); None for tasks scored otherwise.  Written only when set."""
+
+    @model_serializer(mode="wrap")
+    def _serialize(self, handler: SerializerFunctionWrapHandler) -> Any:
+        return _without_no_tolerance(handler(self))
+
+    def within(self, lat: float, lon: float, tolerance: Tolerance) -> bool:
+        """Whether (lat, lon) is within ``tolerance`` of this point, component by component."""
+        around = tolerance.model_copy(update={"wrap": 360.0})
+        return tolerance.allows(lat, self.lat) and around.allows(lon, self.lon)
 
     def answer_text(self) -> str:
         """This truth written as an answer in its kind's format (what the oracle writes)."""

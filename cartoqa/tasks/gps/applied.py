@@ -7,7 +7,14 @@ from collections import defaultdict
 import numpy as np
 
 from cartoqa.geodesy import distance_km, initial_bearing_deg, interpolate
-from cartoqa.records import BooleanTruth, ChoiceTruth, GroupingTruth, NumberTruth, TextTruth
+from cartoqa.records import (
+    BooleanTruth,
+    ChoiceTruth,
+    GroupingTruth,
+    NumberTruth,
+    TextTruth,
+    Tolerance,
+)
 
 from ._cities import CONTINENT_NAMES, continent_of_place
 from ._name_groups import load_name_groups, split_groups
@@ -341,6 +348,10 @@ def boundary_analysis(s: Sampler, n: int) -> Draft:
     )
 
 
+#: the missing coordinate must be within 0.1 degrees (GPSBench's tolerance)
+MISSING_DEG = Tolerance(abs=0.1)
+
+
 def missing_data(s: Sampler, n: int) -> Draft:
     while True:
         i = s.city()
@@ -350,11 +361,11 @@ def missing_data(s: Sampler, n: int) -> Draft:
     c = s.c
     if n % 2 == 0:
         text = s.prompts.text("gps.missing_data.latitude_given", city=names[0], lat=c.lat[i])
-        truth = NumberTruth(value=round(float(c.lon[i]), 5), unit="deg")
+        truth = NumberTruth(value=round(float(c.lon[i]), 5), unit="deg", tolerance=MISSING_DEG)
         meta = {"given": "latitude"}
     else:
         text = s.prompts.text("gps.missing_data.longitude_given", city=names[0], lon=c.lon[i])
-        truth = NumberTruth(value=round(float(c.lat[i]), 5), unit="deg")
+        truth = NumberTruth(value=round(float(c.lat[i]), 5), unit="deg", tolerance=MISSING_DEG)
         meta = {"given": "longitude"}
     pop = int(c.population[i])
     difficulty = "easy" if pop >= 500_000 else "medium" if pop >= 100_000 else "hard"

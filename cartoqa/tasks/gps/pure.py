@@ -28,6 +28,7 @@ from cartoqa.records import (
     IndicesTruth,
     NumberTruth,
     TextTruth,
+    Tolerance,
     ValuesTruth,
 )
 
@@ -54,6 +55,19 @@ def _region(s: Sampler, i: int) -> str:
     return str(s.c.subregion[i])
 
 
+#: how close an answer must be, by question (GPSBench's tolerances); each truth carries its
+#: own, and the scorer reads it from there
+TOLERANCES = {
+    "decimal": Tolerance(abs=1e-4),  # DMS to decimal degrees, each of lat and lon
+    "from_utm": Tolerance(abs=1e-4),
+    "from_mercator": Tolerance(abs=1e-3),
+    "distance": Tolerance(abs=5.0, rel=0.05),  # km
+    "bearing": Tolerance(abs=5.0, wrap=360.0),
+    "interpolation": Tolerance(abs=0.01),
+    "polygon": Tolerance(rel=0.05),
+}
+
+
 def format_conversion(s: Sampler, n: int) -> Draft:
     i = s.city()
     lat, lon = float(s.c.lat[i]), float(s.c.lon[i])
@@ -66,7 +80,7 @@ def format_conversion(s: Sampler, n: int) -> Draft:
             text, TextTruth(answer=dms), _region(s, i), difficulty, {"direction": "to_dms"}
         )
     text = s.prompts.text("gps.format_conversion.to_decimal", dms=to_dms(lat, lon, precision=1))
-    truth = CoordinateTruth(lat=round(lat, 6), lon=round(lon, 6))
+    truth = CoordinateTruth(lat=round(lat, 6), lon=round(lon, 6), tolerance=TOLERANCES["decimal"])
     return Draft(text, truth, _region(s, i), difficulty, {"direction": "to_decimal"})
 
 
@@ -105,10 +119,10 @@ def coordinate_transformation(s: Sampler, n: int) -> Draft:
         )
         return Draft(
             text,
-            CoordinateTruth(lat=round(lat, 6), lon=round(lon, 6)),
+            CoordinateTruth(lat=round(lat, 6), lon=round(lon, 6), tolerance=TOLERANCES["from_utm"]),
             region,
             "hard",
-            {"mode": mode, "tolerance_deg": 0.0001},
+            {"mode": mode},
         )
     x, y = (float(v) for v in to_web_mercator(lat, lon))
     if mode == "to_mercator":
@@ -122,10 +136,12 @@ def coordinate_transformation(s: Sampler, n: int) -> Draft:
     text = s.prompts.text("gps.coordinate_transformation.from_mercator", x=x, y=y)
     return Draft(
         text,
-        CoordinateTruth(lat=round(lat, 6), lon=round(lon, 6)),
+        CoordinateTruth(
+            lat=round(lat, 6), lon=round(lon, 6), tolerance=TOLERANCES["from_mercator"]
+        ),
         region,
         "medium",
-        {"mode": mode, "tolerance_deg": 0.001},
+        {"mode": mode},
     )
 
 
@@ -133,7 +149,10 @@ def distance(s: Sampler, n: int) -> Draft:
     i, j, km = s.pair(50)
     text = s.prompts.text("gps.distance.question", origin=s.label(i), destination=s.label(j))
     truth = NumberTruth(
-        value=round(km, 3), unit="km", equivalents={"mi": round(km / KM_PER_MILE, 3)}
+        value=round(km, 3),
+        unit="km",
+        equivalents={"mi": round(km / KM_PER_MILE, 3)},
+        tolerance=TOLERANCES["distance"],
     )
     return Draft(text, truth, _region(s, i), distance_band(km), {"unit": "km"})
 
@@ -143,7 +162,8 @@ def bearing(s: Sampler, n: int) -> Draft:
     c = s.c
     b = float(initial_bearing_deg(c.lat[i], c.lon[i], c.lat[j], c.lon[j]))
     text = s.prompts.text("gps.bearing.question", origin=s.label(i), destination=s.label(j))
-    return Draft(text, NumberTruth(value=round(b, 3), unit="deg"), _region(s, i), distance_band(km))
+    truth = NumberTruth(value=round(b, 3), unit="deg", tolerance=TOLERANCES["bearing"])
+    return Draft(text, truth, _region(s, i), distance_band(km))
 
 
 def interpolation(s: Sampler, n: int) -> Draft:
@@ -154,7 +174,9 @@ def interpolation(s: Sampler, n: int) -> Draft:
     text = s.prompts.text(
         "gps.interpolation.question", origin=s.label(i), destination=s.label(j), fraction=f
     )
-    truth = CoordinateTruth(lat=round(float(lat), 6), lon=round(float(lon), 6))
+    truth = CoordinateTruth(
+        lat=round(float(lat), 6), lon=round(float(lon), 6), tolerance=TOLERANCES["interpolation"]
+    )
     return Draft(text, truth, _region(s, i), distance_band(km), {"fraction": f})
 
 
@@ -218,7 +240,7 @@ def polygon(s: Sampler, n: int) -> Draft:
     c = s.c
     area = float(polygon_area_km2(c.lat[idx], c.lon[idx]))
     text = s.prompts.text("gps.polygon.question", vertices=given)
-    truth = NumberTruth(value=round(area, 2), unit="km2")
+    truth = NumberTruth(value=round(area, 2), unit="km2", tolerance=TOLERANCES["polygon"])
     return Draft(text, truth, _region(s, idx[0]), difficulty, {"vertices": len(idx)})
 
 
