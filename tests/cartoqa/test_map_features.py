@@ -1,0 +1,112 @@
+"""The 22 STMF/MTMF feature types against the style cartoqa renders with: every tag the table
+names is drawn by the layers it says, with the icons it says, and named where it says; and
+the shared extracts hold the types (issue 15, item 1)."""
+
+import re
+import xml.etree.ElementTree as ET
+from collections import Counter, defaultdict
+from functools import lru_cache
+from pathlib import Path
+
+import pytest
+
+from cartoqa.tasks.map_features import FEATURE_TYPES, feature_type_of, optional_type_of
+
+STYLE = Path("/usr/share/openstreetmap-carto-common/style.xml")
+OSM = Path(__file__).resolve().parents[3] / "shared" / "data" / "osm"
+
+
+@lru_cache(maxsize=1)
+def _rules():
+    """(layer, filter text, symbolizer kinds, files) for every rule of the style."""
+    if not STYLE.is_file():
+        pytest.skip(f"{STYLE} is not installed (bash scripts/setup.sh main)")
+    root = ET.parse(STYLE).getroot()
+    layers = defaultdict(list)
+    for layer in root.findall("Layer"):
+        for name in layer.findall("StyleName"):
+            layers[name.text].append(layer.get("name"))
+    out = []
+    for style in root.findall("Style"):
+        for rule in style.findall("Rule"):
+            f = rule.find("Filter")
+            kinds = [c.tag for c in rule if c.tag.endswith("Symbolizer")]
+            files = [c.get("file", "") for c in rule if c.get("file")]
+            for layer in layers[style.get("name")]:
+                out.append((layer, f.text if f is not None and f.text else "", kinds, files))
+    return out
+
+
+def _selects(f: str, key: str, value: str) -> bool:
+    """Whether a rule's filter selects ``key=value``: carto writes [feature] = 'key_value' for
+    most POIs and [key] = 'value' for the others, and some rules take a whole key
+    ([feature] = 'shop', the names of every shop but those it excludes)."""
+    if re.search(rf"\[feature\] = '{key}_{value}'|\[{key}\] = '{value}'", f):
+        return True
+    if f"[feature] = '{key}'" not in f or f"[{key}] != '{value}'" in f:
+        return False
+    return not re.search(rf"\[{key}\] = '", f)  # no other value singled out
+
+
+def _drawn(key: str, value: str):
+    """The rules of the style that draw ``key=value``."""
+    return [r for r in _rules() if _selects(r[1], key, value)]
+
+
+def test_there_are_the_22_types_in_cartomapqas_order_with_unique_tags():
+    assert len(FEATURE_TYPES) == 22
+    assert list(FEATURE_TYPES)[:3] == ["convenience_store", "supermarket", "pharmacy"]
+    seen = Counter((k, v) for t in FEATURE_TYPES.values() for k, vs in t.tags.items() for v in vs)
+    assert max(seen.values()) == 1  # no tag is two types
+
+
+@pytest.mark.parametrize("key", list(FEATURE_TYPES))
+def test_each_type_is_drawn_as_the_table_says(key):
+    t = FEATURE_TYPES[key]
+    for tag, values in t.tags.items():
+        for value in values:
+            rules = _drawn(tag, value)
+            layers = {r[0] for r in rules}
+            assert set(t.layers) - {"text-point"} <= layers, (tag, value, sorted(layers))
+            files = {Path(f).name for r in rules for f in r[3]}
+            if t.icons:
+                assert any(Path(i).name in files for i in t.icons), (tag, value, files)
+            texts = [r for r in rules if any(k == "TextSymbolizer" for k in r[2])]
+            assert bool(texts) == t.named, (tag, value, "named" if texts else "no name")
+    for icon in t.icons:
+        assert (STYLE.parent / "symbols" / icon).is_file(), icon
+
+
+def test_unclear_cases_are_decided():
+    assert feature_type_of({"amenity": "bank", "atm": "yes"}) == "bank"
+    assert feature_type_of({"amenity": "atm"}) == "atm"
+    assert feature_type_of({"amenity": "doctors"}) == feature_type_of({"amenity": "clinic"})
+    assert feature_type_of({"shop": "chemist"}) == "pharmacy"
+    assert feature_type_of({"highway": "primary_link"}) is None
+    assert optional_type_of({"highway": "primary_link"}) == "primary_road"
+    assert optional_type_of({"highway": "primary"}) is None
+    assert feature_type_of({"shop": "hairdresser"}) is None
+    assert optional_type_of({"leisure": "fitness_station"}) == "fitness_centre"
+    # an optional tag is drawn like its type: here, with the very same icon
+    icons = {Path(f).name for r in _drawn("leisure", "fitness_station") for f in r[3]}
+    assert "fitness.svg" in icons
+    assert _drawn("public_transport", "platform") == []  # platforms alone are not drawn
+    assert feature_type_of({"natural": "water", "water": "river"}) is None
+    assert feature_type_of({}) is None
+    assert all(t.note or len(t.tags) == 1 for t in FEATURE_TYPES.values())
+
+
+def test_the_shared_extracts_hold_most_types():
+    osmium = pytest.importorskip("osmium")
+    if not OSM.is_dir():
+        pytest.skip(f"{OSM} is not here (it ships beside the project in CI)")
+    found: dict[str, set[str]] = {}
+    for name in ("helsinki-centre.osm.pbf", "london-moorgate.osm.pbf", "sydney-cbd.osm.pbf"):
+        types: set[str] = set()
+        for obj in osmium.FileProcessor(str(OSM / name)):
+            k = feature_type_of(dict(obj.tags))
+            if k:
+                types.add(k)
+        found[name] = types
+    assert all(len(v) >= 12 for v in found.values()), {k: len(v) for k, v in found.items()}
+    assert set().union(*found.values()) >= set(FEATURE_TYPES) - {"river", "stream", "gas_station"}
