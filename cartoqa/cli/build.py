@@ -13,6 +13,8 @@ from rich.table import Table
 
 from cartoqa.errors import CartoqaError
 
+from ._options import PromptsFile
+
 if TYPE_CHECKING:
     from cartoqa.tasks.build import BuildReport
 
@@ -52,13 +54,7 @@ def build(
             help="Allow several questions of one junction (MML) or origin-destination pair."
         ),
     ] = False,
-    prompts: Annotated[
-        Path | None,
-        typer.Option(
-            help="TOML file of prompt templates to word the questions with (any keys of "
-            "cartoqa/tasks/prompts/*.toml); its hash is recorded in the manifest."
-        ),
-    ] = None,
+    prompts: PromptsFile = None,
     progress: Annotated[bool, typer.Option(help="Show progress bars.")] = True,
 ) -> None:
     """Build questions of any mix of tasks: map tasks (SRN, RLE, MML) with their maps from

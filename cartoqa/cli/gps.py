@@ -11,6 +11,8 @@ from rich.progress import Progress
 
 from cartoqa.errors import CartoqaError
 
+from ._options import PromptsFile
+
 app = typer.Typer(help="The text-only GPS tasks (after GPSBench).", no_args_is_help=True)
 
 
@@ -30,13 +32,7 @@ def generate(
         ),
     ] = None,
     overwrite: Annotated[bool, typer.Option(help="Replace a dataset already at OUT.")] = False,
-    prompts: Annotated[
-        Path | None,
-        typer.Option(
-            help="TOML file of prompt templates to word the questions with (any keys of "
-            "cartoqa/tasks/prompts/*.toml); its hash is recorded in the manifest."
-        ),
-    ] = None,
+    prompts: PromptsFile = None,
 ) -> None:
     """Generate every GPS task from GeoNames cities, split 60/10/30 per task."""
     from cartoqa.tasks.gps import GPS_CREDITS, GPS_TASKS, GPS_VARIANTS, generate_gps
