@@ -35,6 +35,7 @@ __all__ = [
     "grouped_table",
     "register_task",
     "registered_tasks",
+    "task_templates",
 ]
 
 Scorer = Callable[[Sample, "str | None"], SampleScore]
@@ -125,6 +126,11 @@ class TaskSpec:
     modes: Mapping[str, Scorer] = field(default_factory=dict)
     """Other scorers by mode name, where a task can also be scored another way (SRN's
     "original": the published arithmetic); the default mode is "cartoqa"."""
+    templates: Mapping[str, str] = field(default_factory=dict)
+    """Prompt templates the task brings with it, by dotted key ("map.toy_count": "How many
+    ..."), for a task defined outside the package; the built-in tasks' wording is in
+    ``cartoqa/tasks/prompts/*.toml``.  They join the package's (``cartoqa.tasks.templates``),
+    and ``--prompts FILE`` may replace them like any other."""
     version: str = "1"
     """The scorer's version: bump when the scorer's arithmetic changes (stored scores made
     by another version are then computed afresh)."""
@@ -153,6 +159,12 @@ def register_task(spec: TaskSpec, *, replace: bool = False) -> TaskSpec:
         raise CartoqaError(f"task name {spec.name!r} must be letters, digits and underscores")
     if spec.name in _REGISTRY and not replace:
         raise CartoqaError(f"task {spec.name!r} is registered already (pass replace=True)")
+    for key in spec.templates:
+        if not key.startswith(f"{spec.family}."):
+            raise CartoqaError(
+                f"task {spec.name!r}: template key {key!r} must start with its family, "
+                f"'{spec.family}.' (for example '{spec.family}.{spec.name}')"
+            )
     _REGISTRY[spec.name] = spec
     declare_truth_kinds(spec.name, spec.truth_kinds)
     return spec
@@ -171,6 +183,12 @@ def get_task(name: str) -> TaskSpec | None:
     if name not in _REGISTRY:
         _load_builtins()
     return _REGISTRY.get(name)
+
+
+def task_templates() -> dict[str, str]:
+    """The prompt templates registered tasks bring with them (``TaskSpec.templates``), as
+    registered so far (the built-in tasks bring none: theirs are package data)."""
+    return {k: v for spec in _REGISTRY.values() for k, v in spec.templates.items()}
 
 
 def registered_tasks() -> dict[str, TaskSpec]:

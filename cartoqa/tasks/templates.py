@@ -104,13 +104,28 @@ def _package_templates() -> tuple[tuple[str, str], ...]:
 
 
 def default_prompts() -> PromptSet:
-    """The package's own wording."""
-    return _default()
+    """The package's own wording, with the templates registered tasks bring
+    (``TaskSpec.templates``)."""
+    return _default(tuple(sorted(_ours().items())))
 
 
-@lru_cache(maxsize=1)
-def _default() -> PromptSet:
-    return PromptSet(dict(_package_templates()), "cartoqa")
+@lru_cache(maxsize=8)
+def _default(templates: tuple[tuple[str, str], ...]) -> PromptSet:
+    return PromptSet(dict(templates), "cartoqa")
+
+
+def _ours() -> dict[str, str]:
+    from .spec import task_templates
+
+    package = dict(_package_templates())
+    brought = task_templates()
+    clash = sorted(set(package) & set(brought))
+    if clash:
+        raise CartoqaError(
+            f"a registered task brings the template {', '.join(clash)}, which the package "
+            "has already; give it a key of its own"
+        )
+    return package | brought
 
 
 def load_prompts(path: Path | None = None) -> PromptSet:
@@ -126,7 +141,7 @@ def load_prompts(path: Path | None = None) -> PromptSet:
             "templates (see cartoqa/tasks/prompts/ for the keys)"
         ) from None
     theirs = _read(text, str(path))
-    ours = dict(_package_templates())
+    ours = _ours()
     unknown = sorted(set(theirs) - set(ours))
     if unknown:
         raise CartoqaError(

@@ -93,3 +93,29 @@ def test_a_bad_prompts_file_is_refused_before_any_work(tmp_path):
     )
     assert r.exit_code == 2 and "gps.system asks for nothing" in r.output
     assert not (tmp_path / "g").exists()
+
+
+def test_a_registered_task_brings_its_own_wording(tmp_path):
+    from dataclasses import replace
+
+    from cartoqa.tasks.spec import register_task
+    from tests.cartoqa.test_task_seam import TOY
+
+    base = default_prompts().sha256
+    register_task(replace(TOY, templates={"map.toy_count": "Count the {thing}."}), replace=True)
+    try:
+        assert default_prompts().text("map.toy_count", thing="pins") == "Count the pins."
+        assert default_prompts().sha256 != base
+        mine = load_prompts(_write(tmp_path, '[map]\ntoy_count = "Zähle die {thing}."\n'))
+        assert mine.text("map.toy_count", thing="Nadeln") == "Zähle die Nadeln."
+        with pytest.raises(CartoqaError, match="must start with its family, 'map.'"):
+            register_task(replace(TOY, name="toy_b", templates={"gps.x": "y"}))
+        register_task(replace(TOY, name="toy_c", templates={"map.srn": "mine"}))
+        with pytest.raises(CartoqaError, match="brings the template map.srn"):
+            default_prompts()
+    finally:
+        from cartoqa.tasks.spec import _REGISTRY
+
+        _REGISTRY.pop("toy_c", None)
+        register_task(TOY, replace=True)
+    assert default_prompts().sha256 == base

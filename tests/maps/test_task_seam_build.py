@@ -17,6 +17,7 @@ from cartoqa.stores import load_dataset
 from cartoqa.tasks._views import fit_center
 from cartoqa.tasks.navigation import Plan, Question, Reject
 from cartoqa.tasks.spec import register_task
+from cartoqa.tasks.templates import default_prompts, load_prompts
 from maps.page import Marker, View
 from maps.projection import world_pixel
 from tests.cartoqa.test_task_seam import TOY
@@ -24,7 +25,11 @@ from tests.cartoqa.test_task_seam import TOY
 from .conftest import extract_path
 
 ZOOM = 18
-PROMPT = "How many map pins does this map show? Count every pin, whatever its colour. "
+#: the toy's own wording, brought by its spec (``TaskSpec.templates``)
+TEMPLATES = {
+    "map.toy_marker_count": "How many map pins does this map show? Count every pin, whatever "
+    "its colour. FINAL ANSWER: <n>"
+}
 
 
 def toy_plan(sampler, i: int) -> Plan:
@@ -48,13 +53,14 @@ def toy_plan(sampler, i: int) -> Plan:
         raise Reject("does_not_fit_the_view")
     markers = [Marker(a, b, "blue" if n % 2 else "red") for n, (a, b) in enumerate(points)]
     view = View.make(center, ZOOM, markers=markers, id=f"toy_marker_count-{i:04d}")
-    question = Question("", PROMPT + "FINAL ANSWER: <n>", NumberTruth(value=k), {"zoom": ZOOM})
+    text = sampler.prompts.text("map.toy_marker_count")
+    question = Question("", text, NumberTruth(value=k), {"zoom": ZOOM})
     return Plan("toy_marker_count", view, [question])
 
 
 @pytest.fixture
 def toy_task():
-    register_task(replace(TOY, generator=toy_plan), replace=True)
+    register_task(replace(TOY, generator=toy_plan, templates=TEMPLATES), replace=True)
     yield
     register_task(TOY, replace=True)  # the other tests' toy has no generator
 
@@ -80,6 +86,9 @@ def test_a_toy_map_task_builds_runs_and_scores_through_the_cli(
         assert s.provenance.generator.endswith("test_task_seam_build.toy_marker_count")
         assert s.metadata.zoom == ZOOM and "pins" in s.prompt.text
     assert "© OpenStreetMap contributors" in ds.manifest.attribution
+    # its wording joined the package's: in the hash, and open to --prompts like any other
+    assert ds.manifest.prompts["sha256"] == default_prompts().sha256
+    assert load_prompts(None).has("map.toy_marker_count")
     runs = tmp_path / "runs"
     for model in ("oracle", "random"):
         r = cli.invoke(app, ["run", str(ds.path), "-m", model, "--runs-dir", str(runs)])
