@@ -63,13 +63,14 @@ def build_or_reuse(
     carto_files: Path | None = None,
     dsn: str | None = None,
 ) -> Dataset:
-    """The dataset at ``folder`` when it holds these tasks from this seed, else a new one
-    built there (``build_dataset``)."""
+    """The dataset at ``folder`` when it was built with these settings (tasks, count per
+    task, seed, wording, and the extract for map tasks), else a new one built there
+    (``build_dataset``)."""
     from cartoqa.tasks import build_dataset
 
     try:
         dataset = load_dataset(folder)
-        if dataset.manifest.seeds == [seed] and set(dataset.manifest.counts) == set(tasks):
+        if _made_with(dataset, tasks=tasks, per_task=per_task, seed=seed, extract=extract):
             return dataset
     except DatasetError:
         pass
@@ -85,6 +86,37 @@ def build_or_reuse(
         progress=False,
     )
     return load_dataset(folder)
+
+
+def _made_with(
+    dataset: Dataset, *, tasks: Sequence[str], per_task: int, seed: int, extract: Path | None
+) -> bool:
+    from cartoqa.tasks.build import maps_wanted
+    from cartoqa.tasks.templates import default_prompts
+
+    m = dataset.manifest
+    if m.seeds != [seed] or set(m.counts) != set(tasks):
+        return False
+    if m.prompts.get("sha256") != default_prompts().sha256:
+        return False
+    map_family = False
+    for task in tasks:
+        spec = get_task(task)
+        if spec is None:
+            return False
+        map_family |= spec.family == "map"
+        wanted = (
+            maps_wanted(task, per_task) * spec.questions_per_map
+            if spec.family == "map"
+            else per_task
+        )
+        if sum(m.counts[task].values()) + m.shortfall.get(task, 0) != wanted:
+            return False
+    if map_family:
+        from maps import load_extract
+
+        return load_extract(extract).sha256 in m.extract_hashes.values()
+    return True
 
 
 def run_baselines(

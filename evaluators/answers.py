@@ -54,6 +54,7 @@ from typing import Any
 from cartoqa.geodesy import parse_coordinate
 from cartoqa.records import (
     ChoiceTruth,
+    CoordinateTruth,
     FeatureTableTruth,
     GroupingTruth,
     NumberTruth,
@@ -427,12 +428,23 @@ def answer_matches(truth: Any, parsed: Any) -> bool:
 
 
 def _match_number(truth: NumberTruth, parsed: Any) -> bool:
-    value = parsed.value
+    value, want = parsed.value, truth.value
     if parsed.unit and truth.unit and parsed.unit != truth.unit:
         if parsed.unit not in truth.equivalents:
             return False
-        return _close(value, truth.equivalents[parsed.unit], 0.0)
-    return _close(value, truth.value, 0.0)
+        want = truth.equivalents[parsed.unit]
+        if truth.tolerance is not None:  # the tolerance is in the truth's unit
+            value = value * truth.value / want if want else value
+            want = truth.value
+    if truth.tolerance is not None:
+        return truth.tolerance.allows(float(value), want)
+    return _close(value, want, 0.0)
+
+
+def _match_coordinate(truth: CoordinateTruth, parsed: Any) -> bool:
+    if truth.tolerance is not None:
+        return truth.within(float(parsed[0]), float(parsed[1]), truth.tolerance)
+    return _close(parsed[0], truth.lat, 1e-6) and _close(parsed[1], truth.lon, 1e-6)
 
 
 def _match_text(truth: TextTruth, parsed: Any) -> bool:
@@ -509,10 +521,7 @@ CODECS: dict[str, Codec] = {
     "boolean": Codec(lambda r, o: parse_yes_no(final_answer_text(r)), lambda t, p: p is t.value),
     "choice": Codec(lambda r, o: parse_choice(final_answer_text(r), o), lambda t, p: p == t.answer),
     "text": Codec(lambda r, o: final_answer_text(r), _match_text),
-    "coordinate": Codec(
-        _read_coordinate,
-        lambda t, p: _close(p[0], t.lat, 1e-6) and _close(p[1], t.lon, 1e-6),
-    ),
+    "coordinate": Codec(_read_coordinate, _match_coordinate),
     "values": Codec(_read_object, _match_values),
     "names": Codec(_read_names, lambda t, p: _names(p) == _names(t.names)),
     "feature_table": Codec(_read_object, _match_feature_table),

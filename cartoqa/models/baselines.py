@@ -17,7 +17,7 @@ import math
 import random
 import re
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from cartoqa.errors import ModelError
@@ -61,6 +61,13 @@ _VALUE_RANGES = (
     ("y", (-20_037_508.0, 20_037_508.0)),
 )
 _ACTIONS = ("continue straight", "make a U-turn and continue straight", "turn left", "turn right")
+
+
+def _answer_space(task: str) -> Mapping[str, Any]:
+    from cartoqa.tasks.spec import get_task
+
+    spec = get_task(task)
+    return spec.answer_space if spec is not None else {}
 
 
 def _number_range(task: str) -> tuple[float, float]:
@@ -129,10 +136,12 @@ def random_answer(sample: Sample, *, seed: int = 0) -> str:
         n = max(truth.indices, default=0) + 1
         fake = IndicesTruth(indices=sorted(rng.sample(range(n), k=rng.randint(0, n))))
     elif isinstance(truth, GroupingTruth):
-        groups: dict[str, list[str]] = {k: [] for k in truth.groups}
+        # the labels the task's answer space names (every continent), not the truth's own
+        labels = _answer_space(sample.task).get("groups") or sorted(truth.groups)
+        groups: dict[str, list[str]] = {k: [] for k in labels}
         for item in (i for items in truth.groups.values() for i in items):
             groups[rng.choice(sorted(groups))].append(item)
-        fake = GroupingTruth(groups=groups)
+        fake = GroupingTruth(groups={k: v for k, v in groups.items() if v})
     else:  # pragma: no cover - every kind is handled above
         raise TypeError(f"no random answer for {type(truth).__name__}")
     # the task's extra metadata may hold truths too (place association's province and

@@ -62,11 +62,11 @@ class Tolerance(_Truth):
     within ``rel`` times its size, whichever is wider; with ``wrap`` (360 for bearings and
     longitudes) the difference is taken the short way round the circle."""
 
-    abs: float = Field(default=0.0, ge=0)
+    abs: float = Field(default=0.0, ge=0, allow_inf_nan=False)
     """Absolute tolerance, in the truth's unit."""
-    rel: float = Field(default=0.0, ge=0)
+    rel: float = Field(default=0.0, ge=0, allow_inf_nan=False)
     """Relative tolerance, a fraction of the truth's magnitude (0.05: 5 %)."""
-    wrap: float | None = Field(default=None, gt=0)
+    wrap: float | None = Field(default=None, gt=0, allow_inf_nan=False)
     """The period of a circular quantity (360 degrees), or None."""
 
     def allows(self, got: float, want: float) -> bool:

@@ -17,6 +17,7 @@ those on first use.  A task defined elsewhere (a plug-in, a test) calls
 from __future__ import annotations
 
 import importlib
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -155,27 +156,46 @@ def register_task(spec: TaskSpec, *, replace: bool = False) -> TaskSpec:
     """Add a task (the one way in).  Its name and truth kinds are declared to the sample
     schema too, so its samples load.  A second spec of the same name is refused unless
     ``replace``."""
-    if not spec.name or not spec.name.replace("_", "").isalnum():
+    if not re.fullmatch(r"[A-Za-z0-9_]+", spec.name or ""):
         raise CartoqaError(f"task name {spec.name!r} must be letters, digits and underscores")
     if spec.name in _REGISTRY and not replace:
         raise CartoqaError(f"task {spec.name!r} is registered already (pass replace=True)")
-    for key in spec.templates:
-        if not key.startswith(f"{spec.family}."):
-            raise CartoqaError(
-                f"task {spec.name!r}: template key {key!r} must start with its family, "
-                f"'{spec.family}.' (for example '{spec.family}.{spec.name}')"
-            )
+    _check_templates(spec)
     _REGISTRY[spec.name] = spec
     declare_truth_kinds(spec.name, spec.truth_kinds)
     return spec
 
 
+def _check_templates(spec: TaskSpec) -> None:
+    """A spec's own templates: keys under its family, format strings, no key of the
+    package's or of another task's."""
+    from .templates import package_keys, parse_template
+
+    others = {k for s in _REGISTRY.values() if s.name != spec.name for k in s.templates}
+    for key, template in spec.templates.items():
+        if not re.fullmatch(rf"{re.escape(spec.family)}(\.[A-Za-z0-9_]+)+", key):
+            raise CartoqaError(
+                f"task {spec.name!r}: template key {key!r} must start with its family, "
+                f"'{spec.family}.' (for example '{spec.family}.{spec.name}')"
+            )
+        if key in package_keys() or key in others:
+            raise CartoqaError(
+                f"task {spec.name!r}: the template {key!r} is the package's or another "
+                "task's already; give it a key of its own"
+            )
+        parse_template(key, template)
+
+
 def _load_builtins() -> None:
     global _loaded
     if not _loaded:
-        _loaded = True
-        for module in BUILTIN_MODULES:
-            importlib.import_module(module)
+        _loaded = True  # first: the modules' own lookups must not load them again
+        try:
+            for module in BUILTIN_MODULES:
+                importlib.import_module(module)
+        except BaseException:
+            _loaded = False  # so that a later call tries again
+            raise
 
 
 def get_task(name: str) -> TaskSpec | None:

@@ -30,7 +30,7 @@ from typing import Any
 
 from cartoqa.errors import CartoqaError
 
-__all__ = ["PromptSet", "default_prompts", "load_prompts"]
+__all__ = ["PromptSet", "default_prompts", "load_prompts", "package_keys", "parse_template"]
 
 
 class PromptSet:
@@ -61,14 +61,56 @@ class PromptSet:
         return key in self.templates
 
 
+def parse_template(key: str, template: str) -> set[str]:
+    """The fields of a template, or ``CartoqaError`` naming the key when it is no format
+    string cartoqa takes (a single brace, an unnamed field, a field inside a spec)."""
+    return _fields(key, template)
+
+
+def package_keys() -> set[str]:
+    """The keys of the package's own templates."""
+    return {k for k, _ in _package_templates()}
+
+
 def _fields(key: str, template: str) -> set[str]:
+    """The names of the fields a template fills."""
+    return {name for name, _ in _slots(key, template)}
+
+
+def _slots(key: str, template: str) -> set[tuple[str, str]]:
+    """(field, how it is written: conversion and format spec) for each field of a template;
+    unnamed fields ("{}") and fields inside a format spec are refused."""
     try:
-        return {f for _, f, _, _ in string.Formatter().parse(template) if f}
+        parsed = list(string.Formatter().parse(template))
     except ValueError as exc:
         raise CartoqaError(
             f"prompt template {key!r} is not a format string: {exc}; write literal braces "
             "doubled ({{ and }})"
         ) from None
+    out = set()
+    for _, name, spec, conversion in parsed:
+        if name is None:
+            continue
+        if not name or name.isdigit():
+            raise CartoqaError(
+                f"prompt template {key!r} has a field without a name ({{{name}}}); name it, "
+                "for example {lat}"
+            )
+        if "{" in (spec or ""):
+            raise CartoqaError(
+                f"prompt template {key!r}: the field {name!r} has a field inside its format "
+                "spec; write the spec out"
+            )
+        out.add((name, f"!{conversion or ''}:{spec or ''}"))
+    return out
+
+
+def _written(name: str, how: str) -> str:
+    """A slot as a template writes it: ("lat", "!:.6f") -> "{lat:.6f}"."""
+    conversion, spec = how[1:].split(":", 1)
+    return (
+        "{" + name + (f"!{conversion}" if conversion else "") + (f":{spec}" if spec else "") + "}"
+    )
 
 
 def _flatten(table: dict[str, Any], prefix: str, where: str) -> dict[str, str]:
@@ -76,11 +118,15 @@ def _flatten(table: dict[str, Any], prefix: str, where: str) -> dict[str, str]:
     for k, v in table.items():
         key = f"{prefix}{k}"
         if isinstance(v, dict):
-            out |= _flatten(v, key + ".", where)
+            got = _flatten(v, key + ".", where)
         elif isinstance(v, str):
-            out[key] = v
+            got = {key: v}
         else:
             raise CartoqaError(f"{where}: {key} is a {type(v).__name__}; templates are strings")
+        twice = sorted(set(got) & set(out))
+        if twice:  # a quoted dotted key ("gps.x.y" = ...) beside the table [gps.x]
+            raise CartoqaError(f"{where}: {', '.join(twice)} is given twice; keep one")
+        out |= got
     return out
 
 
@@ -132,13 +178,22 @@ def load_prompts(path: Path | None = None) -> PromptSet:
     """The package's templates, with those of the TOML file at ``path`` over them."""
     if path is None:
         return default_prompts()
-    path = Path(path)
+    path = Path(path).absolute()
     try:
-        text = path.read_text(encoding="utf-8")
+        if path.stat().st_size > MAX_PROMPTS_BYTES:
+            raise CartoqaError(
+                f"--prompts {path}: {path.stat().st_size:,} bytes, more than the "
+                f"{MAX_PROMPTS_BYTES:,} a file of prompt templates may hold"
+            )
+        text = path.read_text(encoding="utf-8-sig")  # a byte-order mark is read past
     except OSError as exc:
         raise CartoqaError(
             f"--prompts {path}: cannot read it ({exc.strerror}); give a TOML file of prompt "
             "templates (see cartoqa/tasks/prompts/ for the keys)"
+        ) from None
+    except UnicodeDecodeError as exc:
+        raise CartoqaError(
+            f"--prompts {path}: not UTF-8 text ({exc.reason} at byte {exc.start}); save it as UTF-8"
         ) from None
     theirs = _read(text, str(path))
     ours = _ours()
@@ -149,10 +204,24 @@ def load_prompts(path: Path | None = None) -> PromptSet:
             "cartoqa/tasks/prompts/*.toml (for example map.srn, gps.system)"
         )
     for key, template in theirs.items():
-        missing = _fields(key, template) - _fields(key, ours[key])
-        if missing:
+        given = _fields(key, ours[key])
+        extra = _fields(key, template) - given
+        if extra:
             raise CartoqaError(
-                f"--prompts {path}: {key} asks for {', '.join(sorted(missing))}, which the task "
-                f"does not give; it gives {', '.join(sorted(_fields(key, ours[key]))) or 'none'}"
+                f"--prompts {path}: {key} asks for {', '.join(sorted(extra))}, which the task "
+                f"does not give; it gives {', '.join(sorted(given)) or 'none'}"
+            )
+        # every field, written as the package writes it: the question keeps all it says, so
+        # the same draws make the same questions (and no two questions become one)
+        lost = sorted(_slots(key, ours[key]) - _slots(key, template))
+        if lost:
+            shown = ", ".join(_written(n, w) for n, w in lost)
+            raise CartoqaError(
+                f"--prompts {path}: {key} leaves out or rewrites {shown}; a template must fill "
+                f"every field of the package's, written the same way ({ours[key]!r})"
             )
     return PromptSet(ours | theirs, f"cartoqa + {path}")
+
+
+#: the largest file of prompt templates read (the package's are about 10 kB)
+MAX_PROMPTS_BYTES = 1_000_000

@@ -26,7 +26,7 @@ def test_demo_command_scores_every_gps_task_and_resumes(tmp_path):
     assert again.output.count("│") == first.output.count("│")  # the same tables
 
 
-def test_a_dataset_is_reused_only_when_made_with_the_same_seed_and_tasks(tmp_path):
+def test_a_dataset_is_reused_only_when_made_with_the_same_settings(tmp_path):
     a = build_or_reuse(tmp_path / "g", tasks=["bearing"], per_task=10, seed=1)
     same = build_or_reuse(tmp_path / "g", tasks=["bearing"], per_task=10, seed=1)
     assert same.manifest.created_at == a.manifest.created_at
@@ -37,6 +37,8 @@ def test_a_dataset_is_reused_only_when_made_with_the_same_seed_and_tasks(tmp_pat
     more = build_or_reuse(tmp_path / "g", tasks=["bearing", "distance"], per_task=10, seed=2)
     assert set(more.manifest.counts) == {"bearing", "distance"}
     assert load_dataset(tmp_path / "g").manifest.total == 20
+    bigger = build_or_reuse(tmp_path / "g", tasks=["bearing", "distance"], per_task=12, seed=2)
+    assert bigger.manifest.total == 24  # another count per task is another dataset
 
 
 def test_overall_rows_are_each_tasks_own_metrics():

@@ -203,3 +203,31 @@ def test_variants_are_made_by_name_and_kept_out_of_the_track_scores(tmp_path):
     assert scores["gps"]["track=variant"]["accuracy"] == 0.0
     assert scores["gps"]["overall"]["accuracy"] == 1.0
     assert not [s for s in load_dataset(tmp_path / "v") if s.task == "bounding_box"]
+
+
+def test_a_task_that_only_repeats_itself_stops_with_a_reason(tmp_path, monkeypatch):
+    # a generator that can make one question only: it gives up, and writes nothing
+    from cartoqa.errors import CartoqaError
+    from cartoqa.records import BooleanTruth
+    from cartoqa.tasks.gps import generate as gen
+    from cartoqa.tasks.gps._sampling import Draft
+
+    monkeypatch.setitem(
+        gen._MAKERS,
+        "route_analysis",
+        lambda s, n: Draft("Same?", BooleanTruth(value=True), "x", "easy"),
+    )
+    with pytest.raises(CartoqaError, match="route_analysis: 1001 questions in a row repeated"):
+        generate_gps(tmp_path / "g", per_task=10, tasks=["route_analysis"])
+    assert not (tmp_path / "g").exists()
+
+
+def test_options_that_read_the_same_are_refused():
+    from cartoqa.errors import CartoqaError
+    from cartoqa.tasks.gps._sampling import Sampler
+
+    s = Sampler(load_cities(), np.random.default_rng(0))
+    opts, letter = s.options("Paris", ["Lyon", "Nice", "Lille"])
+    assert opts[letter] == "Paris" and len(set(opts.values())) == 4
+    with pytest.raises(CartoqaError, match="two options read the same"):
+        s.options("Franklin", ["Franklin", "Franklin", "Franklin"])

@@ -122,3 +122,23 @@ def test_random_never_writes_truths_kept_in_the_metadata(tmp_path):
         assert country in oracle[s.id] and country not in rand[s.id]
     table = score_run(ds.samples, rand)["place_association"]["all"]
     assert table["country accuracy"] < 0.2 and table["province accuracy"] < 0.2
+
+
+def test_random_groups_into_any_continent_not_only_the_truths(tmp_path):
+    import json as _json
+
+    from cartoqa.stores import load_dataset
+    from cartoqa.tasks.gps import generate_gps
+
+    generate_gps(tmp_path / "g", per_task=30, seed=6, tasks=["boundary_analysis", "missing_data"])
+    ds = load_dataset(tmp_path / "g")
+    beyond = 0
+    for s in ds:
+        text = random_answer(s, seed=1)
+        if s.task == "boundary_analysis":
+            groups = _json.loads(text.split(":", 1)[1])
+            beyond += bool(set(groups) - set(s.ground_truth.groups))
+        else:
+            value = float(text.split(":", 1)[1].split()[0])
+            assert -180 <= value <= 180, text
+    assert beyond >= 10  # the truth's labels would give the answer's shape away

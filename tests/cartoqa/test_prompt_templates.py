@@ -3,6 +3,7 @@ hash of the wording in the manifest and in every sample's provenance."""
 
 import tomllib
 from importlib import resources
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
@@ -53,11 +54,40 @@ def test_a_users_file_replaces_keys_and_changes_the_hash(tmp_path):
         ("[map\nsrn = 1\n", "not valid TOML"),
         ("[map]\nsrn = 3\n", "map.srn is a int; templates are strings"),
         ('[map]\nmml = "{colour"\n', "not a format string"),
+        # a template must keep every field, written as the package writes it: one that drops
+        # them would make draws alike (generation once looped forever on it)
+        ('[gps.distance]\nquestion = "How far is it?"\n', "leaves out or rewrites"),
+        ('[gps.distance]\nquestion = ""\n', "leaves out or rewrites {destination}, {origin}"),
+        ('[gps.polygon]\nquestion = "Area of {vertices!r}?"\n', "rewrites {vertices}"),
+        ('[gps.format_conversion]\nto_dms = "{lat:.2f} {lon:.6f}"\n', "rewrites {lat:.6f}"),
+        ('[map]\nmml = "{} {colour}"\n', "a field without a name"),
+        ('[map]\nmml = "{0} {colour}"\n', "a field without a name"),
+        ('[map]\nmml = "{colour:{colour}}"\n', "inside its format spec"),
+        ('"map.srn" = "a"\n[map]\nsrn = "b"\n', "map.srn is given twice"),
     ],
 )
 def test_a_bad_file_is_refused_naming_the_key(tmp_path, text, message):
     with pytest.raises(CartoqaError, match=message):
         load_prompts(_write(tmp_path, text))
+
+
+def test_odd_files_are_refused_or_read_as_a_person_meant(tmp_path, monkeypatch):
+    f = tmp_path / "u16.toml"
+    f.write_bytes('[gps]\nsystem = "x"\n'.encode("utf-16"))
+    with pytest.raises(CartoqaError, match="not UTF-8 text"):
+        load_prompts(f)
+    bom = tmp_path / "bom.toml"
+    bom.write_bytes(b"\xef\xbb\xbf" + b'[gps]\nsystem = "Be brief."\n')
+    assert load_prompts(bom).text("gps.system") == "Be brief."
+    big = tmp_path / "big.toml"
+    big.write_text('[gps]\nsystem = "' + "x" * 1_100_000 + '"\n')
+    with pytest.raises(CartoqaError, match="more than the 1,000,000"):
+        load_prompts(big)
+    with pytest.raises(CartoqaError, match="cannot read it"):
+        load_prompts(tmp_path)  # a folder
+    monkeypatch.chdir(tmp_path)
+    rel = load_prompts(Path("bom.toml"))  # the manifest names where it is, not how it was typed
+    assert rel.source == f"cartoqa + {tmp_path / 'bom.toml'}"
 
 
 def test_a_missing_file_says_what_to_give(tmp_path):
@@ -110,12 +140,14 @@ def test_a_registered_task_brings_its_own_wording(tmp_path):
         assert mine.text("map.toy_count", thing="Nadeln") == "Zähle die Nadeln."
         with pytest.raises(CartoqaError, match="must start with its family, 'map.'"):
             register_task(replace(TOY, name="toy_b", templates={"gps.x": "y"}))
-        register_task(replace(TOY, name="toy_c", templates={"map.srn": "mine"}))
-        with pytest.raises(CartoqaError, match="brings the template map.srn"):
-            default_prompts()
+        # refused when registered, so that nothing else breaks later
+        with pytest.raises(CartoqaError, match="'map.srn' is the package's or another task's"):
+            register_task(replace(TOY, name="toy_c", templates={"map.srn": "mine"}))
+        with pytest.raises(CartoqaError, match="'map.toy_count' is the package's or another"):
+            register_task(replace(TOY, name="toy_d", templates={"map.toy_count": "again"}))
+        with pytest.raises(CartoqaError, match="not a format string"):
+            register_task(replace(TOY, name="toy_e", templates={"map.toy_e": "{"}))
+        assert default_prompts().text("map.srn")  # the package's wording still loads
     finally:
-        from cartoqa.tasks.spec import _REGISTRY
-
-        _REGISTRY.pop("toy_c", None)
         register_task(TOY, replace=True)
     assert default_prompts().sha256 == base

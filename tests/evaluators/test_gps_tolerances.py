@@ -103,3 +103,43 @@ def test_tolerance_arithmetic(tol, got, want, ok):
 def test_a_negative_tolerance_is_refused():
     with pytest.raises(ValueError, match="greater than or equal to 0"):
         Tolerance(abs=-1)
+
+
+def test_any_task_whose_truth_carries_a_tolerance_is_scored_by_it():
+    # a number or point truth of a task with no scorer of its own (the exact-match codec)
+    from cartoqa.records import Metadata, Prompt, Provenance, Sample
+    from evaluators.answers import score_response
+
+    def sample(truth, task="bearing"):
+        return Sample(
+            id="t-1",
+            task=task,  # any task of the kind: the codec reads the truth
+            prompt=Prompt(text="?"),
+            ground_truth=truth,
+            metadata=Metadata(),
+            provenance=Provenance(generator="test"),
+        )
+
+    metres = sample(NumberTruth(value=100, unit="m", equivalents={"ft": 328.084},
+                                tolerance=Tolerance(abs=5)))  # fmt: skip
+    assert score_response(metres, "FINAL ANSWER: 103 m")[0]
+    assert not score_response(metres, "FINAL ANSWER: 106 m")[0]
+    assert score_response(metres, "FINAL ANSWER: 338 ft")[0]  # 103.0 m
+    assert not score_response(metres, "FINAL ANSWER: 350 ft")[0]  # 106.7 m
+    angle = sample(NumberTruth(value=359, unit="deg", tolerance=Tolerance(abs=5, wrap=360)))
+    assert score_response(angle, "FINAL ANSWER: 2 deg")[0]
+    point = sample(
+        CoordinateTruth(lat=10, lon=179.99, tolerance=Tolerance(abs=0.05)), "interpolation"
+    )
+    assert score_response(point, "FINAL ANSWER: 10.01, -179.99")[0]
+    assert not score_response(point, "FINAL ANSWER: 10.1, 179.99")[0]
+    exact = sample(NumberTruth(value=100, unit="m"))  # no tolerance: exact, as before
+    assert not score_response(exact, "FINAL ANSWER: 100.5 m")[0]
+
+
+@pytest.mark.parametrize(
+    "bad", [{"abs": float("inf")}, {"rel": float("nan")}, {"wrap": float("inf")}]
+)
+def test_a_tolerance_is_finite(bad):
+    with pytest.raises(ValueError, match="finite"):
+        Tolerance(**bad)

@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from cartoqa.errors import CartoqaError
 from cartoqa.geodesy import distance_km
 
 from ..templates import PromptSet, default_prompts
@@ -160,7 +161,12 @@ class Sampler:
         picks = [correct, *[others[i] for i in self.rng.permutation(len(others))[: k - 1]]]
         order = self.rng.permutation(len(picks))
         opts = {LETTERS[j]: picks[int(p)] for j, p in enumerate(order)}
-        letter = next(lt for lt, v in opts.items() if v == correct)
+        if len(set(opts.values())) < len(opts):
+            raise CartoqaError(
+                f"two options read the same ({sorted(opts.values())}); the wording of the "
+                "options must tell them apart"
+            )
+        letter = LETTERS[int(np.flatnonzero(order == 0)[0])]  # where the correct one went
         return opts, letter
 
     @staticmethod

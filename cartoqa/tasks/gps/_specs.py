@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from cartoqa.records import Sample, TextTruth, truth_kinds_for
 from evaluators.sample_scores import gps_metrics, gps_score
 
 from ..spec import TaskSpec, register_task
+from ._cities import CONTINENT_NAMES
 from .generate import GPS_TASKS, GPS_VARIANTS, TRACKS
 
 __all__ = ["DESCRIPTIONS"]
@@ -36,7 +39,13 @@ DESCRIPTIONS = {
     "relative_position_pure_8": "variant: the eight compass points between coordinates",
 }
 #: what the random baseline draws a number from, where a task has a natural range
-ANSWER_SPACES = {"distance": {"low": 0, "high": 20_015}, "bearing": {"low": 0, "high": 360}}
+ANSWER_SPACES: dict[str, dict[str, Any]] = {
+    "distance": {"low": 0, "high": 20_015},
+    "bearing": {"low": 0, "high": 360},
+    "missing_data": {"low": -180, "high": 180},
+    # the random baseline groups the cities into any of the continents, not only the truth's
+    "boundary_analysis": {"groups": sorted(CONTINENT_NAMES.values())},
+}
 #: the metrics beside accuracy a task's scores carry
 METRICS = {
     "distance": ("accuracy", "1-MAPE"),

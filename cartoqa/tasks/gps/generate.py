@@ -99,6 +99,10 @@ def assign_splits(strata: Sequence[str], rng: np.random.Generator) -> list[str]:
     return out
 
 
+#: redraws of a repeated question after which a task gives up (none comes near it)
+MAX_DUPLICATES_IN_A_ROW = 1000
+
+
 def _seed(seed: int, task: str) -> list[int]:
     return [seed, int.from_bytes(hashlib.sha256(task.encode()).digest()[:4], "big")]
 
@@ -183,8 +187,15 @@ def add_gps_samples(
         asked: set[str] = set()
         for n in range(per_task):
             d = make(sampler, n)
+            tries = 0
             while d.text in asked:  # the same question twice (the same city drawn again)
                 sampler.reject("duplicate")
+                tries += 1
+                if tries > MAX_DUPLICATES_IN_A_ROW:
+                    raise CartoqaError(
+                        f"{task}: {tries} questions in a row repeated an earlier one; the "
+                        "wording cannot tell the draws apart, or the task has run out of them"
+                    )
                 d = make(sampler, n)
             asked.add(d.text)
             drafts.append(d)

@@ -1,5 +1,5 @@
 """The Pure GPS track: nine geometry tasks, ground truth from ``cartoqa.geodesy``; their
-wording is ``cartoqa/tasks/prompts/gps-pure.toml`` (``gps.<task>.<key>``)."""
+wording is ``cartoqa/tasks/prompts/gps.toml`` (``gps.<task>.<key>``)."""
 
 from __future__ import annotations
 
