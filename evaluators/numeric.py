@@ -28,6 +28,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from cartoqa.records import Tolerance
+
 from . import metrics
 
 __all__ = [
@@ -207,10 +209,9 @@ def parse_result_number(response: str) -> NumberAnswer:
 def within_tolerance(
     predicted: float, truth: float, *, abs_tol: float = 0.0, rel_tol: float = 0.0
 ) -> bool:
-    """True when |predicted - truth| <= max(abs_tol, rel_tol × |truth|)."""
-    if not math.isfinite(predicted):
-        return False
-    return abs(predicted - truth) <= max(abs_tol, rel_tol * abs(truth))
+    """True when |predicted - truth| <= max(abs_tol, rel_tol × |truth|): the rule of
+    ``cartoqa.records.Tolerance``, which a truth carries."""
+    return Tolerance.model_construct(abs=abs_tol, rel=rel_tol, wrap=None).allows(predicted, truth)
 
 
 def tolerance_accuracy(correct: Sequence[bool]) -> float:

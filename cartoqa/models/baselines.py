@@ -73,11 +73,9 @@ def _answer_space(task: str) -> Mapping[str, Any]:
 def _number_range(task: str) -> tuple[float, float]:
     """The range a random number is drawn from: the task spec's answer space, else 0-1000
     (CartoMapQA's counting tasks will give theirs, 0-16, in their specs)."""
-    from cartoqa.tasks.spec import get_task
-
-    spec = get_task(task)
-    if spec is not None and "low" in spec.answer_space:
-        return float(spec.answer_space["low"]), float(spec.answer_space["high"])
+    space = _answer_space(task)
+    if "low" in space:
+        return float(space["low"]), float(space["high"])
     return _DEFAULT_RANGE
 
 

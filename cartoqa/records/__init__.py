@@ -32,6 +32,7 @@ from .truths import (
     TextTruth,
     Tolerance,
     ValuesTruth,
+    number_text,
 )
 
 __all__ = [
@@ -67,6 +68,7 @@ __all__ = [
     "Tolerance",
     "ValuesTruth",
     "declare_truth_kinds",
+    "number_text",
     "register_task",
     "truth_kinds_for",
 ]

@@ -42,8 +42,10 @@ __all__ = [
 ]
 
 
-def _num(x: float) -> str:
-    """A float written in full, without exponent or trailing zeros."""
+def number_text(x: float) -> str:
+    """A float written in full, without exponent or trailing zeros (how answers write
+    numbers; exported by ``cartoqa.records``, while this module's ``__all__`` names the
+    truth types only)."""
     if float(x).is_integer():
         return str(int(x))
     return f"{x:.9f}".rstrip("0").rstrip(".")
@@ -109,7 +111,7 @@ class NumberTruth(_Truth):
 
     def answer_text(self) -> str:
         """This truth written as an answer in its kind's format (what the oracle writes)."""
-        return _final(_num(self.value) + (f" {self.unit}" if self.unit else ""))
+        return _final(number_text(self.value) + (f" {self.unit}" if self.unit else ""))
 
 
 class BooleanTruth(_Truth):

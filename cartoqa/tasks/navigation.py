@@ -76,6 +76,7 @@ from cartoqa.records import (
     RouteLeg,
     RouteTruth,
     Sample,
+    number_text,
 )
 from maps import HEIGHT_PX, WIDTH_PX, Marker, View
 from maps.labels import MARKER_BOX, RoadLabels
@@ -512,8 +513,9 @@ def format_rle(sample: Sample) -> str:
     """RLE's answer as its prompt asks: the length and its unit on the first line."""
     truth = sample.ground_truth
     assert isinstance(truth, NumberTruth)
-    value = f"{truth.value:.9f}".rstrip("0").rstrip(".")
-    return f"{value} {truth.unit}\nMeasured along the path against the scale bar."
+    return (
+        f"{number_text(truth.value)} {truth.unit}\nMeasured along the path against the scale bar."
+    )
 
 
 def _register() -> None:

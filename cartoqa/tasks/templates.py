@@ -42,7 +42,8 @@ class PromptSet:
         """Where they came from: "cartoqa" or "cartoqa + FILE"."""
         blob = json.dumps(self.templates, ensure_ascii=False, sort_keys=True).encode()
         self.sha256 = hashlib.sha256(blob).hexdigest()
-        self._fields = {k: _fields(k, v) for k, v in self.templates.items()}
+        for key, template in self.templates.items():
+            parse_template(key, template)  # every one a format string cartoqa takes
 
     def text(self, key: str, **fields: Any) -> str:
         """The template ``key`` filled in with ``fields``."""
@@ -62,9 +63,10 @@ class PromptSet:
 
 
 def parse_template(key: str, template: str) -> set[str]:
-    """The fields of a template, or ``CartoqaError`` naming the key when it is no format
-    string cartoqa takes (a single brace, an unnamed field, a field inside a spec)."""
-    return _fields(key, template)
+    """The names of the fields a template fills, or ``CartoqaError`` naming the key when it
+    is no format string cartoqa takes (a single brace, an unnamed field, a field inside a
+    spec)."""
+    return {name for name, _, _ in _slots(key, template)}
 
 
 def package_keys() -> set[str]:
@@ -72,14 +74,9 @@ def package_keys() -> set[str]:
     return {k for k, _ in _package_templates()}
 
 
-def _fields(key: str, template: str) -> set[str]:
-    """The names of the fields a template fills."""
-    return {name for name, _ in _slots(key, template)}
-
-
-def _slots(key: str, template: str) -> set[tuple[str, str]]:
-    """(field, how it is written: conversion and format spec) for each field of a template;
-    unnamed fields ("{}") and fields inside a format spec are refused."""
+def _slots(key: str, template: str) -> set[tuple[str, str, str]]:
+    """(field, conversion, format spec) for each field of a template; unnamed fields ("{}")
+    and fields inside a format spec are refused."""
     try:
         parsed = list(string.Formatter().parse(template))
     except ValueError as exc:
@@ -101,13 +98,12 @@ def _slots(key: str, template: str) -> set[tuple[str, str]]:
                 f"prompt template {key!r}: the field {name!r} has a field inside its format "
                 "spec; write the spec out"
             )
-        out.add((name, f"!{conversion or ''}:{spec or ''}"))
+        out.add((name, conversion or "", spec or ""))
     return out
 
 
-def _written(name: str, how: str) -> str:
-    """A slot as a template writes it: ("lat", "!:.6f") -> "{lat:.6f}"."""
-    conversion, spec = how[1:].split(":", 1)
+def _written(name: str, conversion: str, spec: str) -> str:
+    """A slot as a template writes it: ("lat", "", ".6f") -> "{lat:.6f}"."""
     return (
         "{" + name + (f"!{conversion}" if conversion else "") + (f":{spec}" if spec else "") + "}"
     )
@@ -204,8 +200,8 @@ def load_prompts(path: Path | None = None) -> PromptSet:
             "cartoqa/tasks/prompts/*.toml (for example map.srn, gps.system)"
         )
     for key, template in theirs.items():
-        given = _fields(key, ours[key])
-        extra = _fields(key, template) - given
+        given = parse_template(key, ours[key])
+        extra = parse_template(key, template) - given
         if extra:
             raise CartoqaError(
                 f"--prompts {path}: {key} asks for {', '.join(sorted(extra))}, which the task "
@@ -215,7 +211,7 @@ def load_prompts(path: Path | None = None) -> PromptSet:
         # the same draws make the same questions (and no two questions become one)
         lost = sorted(_slots(key, ours[key]) - _slots(key, template))
         if lost:
-            shown = ", ".join(_written(n, w) for n, w in lost)
+            shown = ", ".join(_written(*slot) for slot in lost)
             raise CartoqaError(
                 f"--prompts {path}: {key} leaves out or rewrites {shown}; a template must fill "
                 f"every field of the package's, written the same way ({ours[key]!r})"
