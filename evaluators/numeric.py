@@ -28,7 +28,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from cartoqa.records import Tolerance
+from cartoqa.records.truths import within
 
 from . import metrics
 
@@ -211,7 +211,7 @@ def within_tolerance(
 ) -> bool:
     """True when |predicted - truth| <= max(abs_tol, rel_tol × |truth|): the rule of
     ``cartoqa.records.Tolerance``, which a truth carries."""
-    return Tolerance.model_construct(abs=abs_tol, rel=rel_tol, wrap=None).allows(predicted, truth)
+    return within(predicted, truth, abs_tol, rel_tol)
 
 
 def tolerance_accuracy(correct: Sequence[bool]) -> float:

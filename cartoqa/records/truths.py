@@ -73,13 +73,21 @@ class Tolerance(_Truth):
 
     def allows(self, got: float, want: float) -> bool:
         """Whether ``got`` is close enough to ``want`` (never for NaN or infinity)."""
-        if not math.isfinite(got):
-            return False
-        d = math.fabs(got - want)
-        if self.wrap:
-            d %= self.wrap
-            d = min(d, self.wrap - d)
-        return d <= max(self.abs, self.rel * math.fabs(want))
+        return within(got, want, self.abs, self.rel, self.wrap)
+
+
+def within(
+    got: float, want: float, abs_tol: float, rel_tol: float, wrap: float | None = None
+) -> bool:
+    """``Tolerance``'s rule: |got - want| (the short way round a circle of ``wrap``) at most
+    max(abs_tol, rel_tol × |want|); never for a ``got`` that is NaN or infinite."""
+    if not math.isfinite(got):
+        return False
+    d = math.fabs(got - want)
+    if wrap:
+        d %= wrap
+        d = min(d, wrap - d)
+    return d <= max(abs_tol, rel_tol * math.fabs(want))
 
 
 def _without_no_tolerance(data: Any) -> Any:
