@@ -20,6 +20,13 @@ One drawer per ground-truth kind:
   scale (ground metres per pixel at the view's zoom and latitude), the length in
   pixels it implies, the straight line between the markers, and a scale bar drawn
   at the map's scale.
+- **features** (STMF presence, count and names; MTMF): the evidence of a map-feature
+  truth (``DrawnFeature``): each feature's icon box outlined in its type's colour
+  (``FEATURE_COLOURS``; solid where it counts, dashed and greyed where it is optional),
+  its label box outlined thin in the same colour, a number tag beside it; the panel
+  gives the truth in words ("Yes: 3 shown (1 optional)", "3 (up to 4 accepted: 1
+  optional)", the names, MTMF's "restaurant 3 (+1): A, B, \"\"") and lists the numbered
+  features with their name, OSM object, whether they count, their label and flags.
 - any other kind: the map with the question and the truth written in the panel.
 
 Datasets made before a field was recorded lack it: the drawing shows what is
@@ -41,6 +48,7 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeGuard
 
 from PIL import Image, ImageDraw, ImageFont, UnidentifiedImageError
 
@@ -48,16 +56,23 @@ from cartoqa.errors import DatasetError
 from cartoqa.geodesy import distance_km
 from cartoqa.records import (
     OSM_ATTRIBUTION,
+    BooleanTruth,
+    CountTruth,
+    DrawnFeature,
+    FeatureTableTruth,
     LabelBox,
+    NamesTruth,
     NumberTruth,
     RoadPairTruth,
     RouteTruth,
     Sample,
 )
+from cartoqa.tasks.map_features import FEATURE_TYPES
 from maps.page import HEIGHT_PX, PIN_BOX_PX, WIDTH_PX, View, ViewError
 from maps.projection import metres_per_pixel
 
 __all__ = [
+    "FEATURE_COLOURS",
     "HEADER_PX",
     "LEG_COLOURS",
     "MARKER_RGB",
@@ -87,6 +102,9 @@ LEG_COLOURS: tuple[tuple[int, int, int], ...] = (
     (130, 130, 0),  # olive
     (255, 70, 160),  # pink
 )
+#: one colour per map-feature type in a drawing, given in the order the types come (the
+#: asked type first; cycled past the tenth)
+FEATURE_COLOURS: tuple[tuple[int, int, int], ...] = LEG_COLOURS
 #: the two roads of an MML question, road_1 then road_2
 ROAD_COLOURS: tuple[tuple[int, int, int], ...] = ((230, 0, 126), (255, 120, 0))
 #: the circle drawn round a marker, by its colour
@@ -279,35 +297,38 @@ def _tag(
     beside: tuple[float, float, float, float],
     rgb,
     taken: list[tuple[float, float, float, float]],
+    *,
+    size: int = 12,
 ) -> None:
     """A small filled tag with white text next to the box ``beside``: above it, else below,
     left or right, the first place inside the map that covers no box in ``taken`` (above
-    where none is free); the tag's box is added to ``taken``."""
-    font = _font(12, bold=True)
+    where none is free); the tag's box is added to ``taken``.  ``size``: the text's."""
+    font = _font(size, bold=True)
+    th = _TAG_H + size - 12
     w = d.textlength(text, font=font) + 8
     width, height = d.im.size
     x0, y0, x1, y1 = beside
     spots = [
-        (x0, y0 - _TAG_H - 3),
+        (x0, y0 - th - 3),
         (x0, y1 + 3),
         (x0 - w - 3, y0),
         (x1 + 3, y0),
-        (x1 - w, y0 - _TAG_H - 3),
+        (x1 - w, y0 - th - 3),
         (x1 - w, y1 + 3),
     ]
 
     def fits(x: float, y: float) -> bool:
-        inside = x >= 0 and x + w <= width and y >= 0 and y + _TAG_H <= height
+        inside = x >= 0 and x + w <= width and y >= 0 and y + th <= height
         return inside and not any(
-            x < b[2] and b[0] < x + w and y < b[3] and b[1] < y + _TAG_H for b in taken
+            x < b[2] and b[0] < x + w and y < b[3] and b[1] < y + th for b in taken
         )
 
     x, y = next((p for p in spots if fits(*p)), spots[0])
     x = max(0.0, min(x, width - w))  # kept inside the map: a tag cut by its edge says nothing
-    y = max(0.0, min(y, height - _TAG_H))
-    d.rounded_rectangle((x, y, x + w, y + _TAG_H), radius=4, fill=(*rgb, 235))
-    d.text((x + 4, y + 2), text, font=font, fill=(255, 255, 255, 255))
-    taken.append((x, y, x + w, y + _TAG_H))
+    y = max(0.0, min(y, height - th))
+    d.rounded_rectangle((x, y, x + w, y + th), radius=4, fill=(*rgb, 235))
+    d.text((x + 4, y + 2 * size / 12), text, font=font, fill=(255, 255, 255, 255))
+    taken.append((x, y, x + w, y + th))
 
 
 def _badge(d: ImageDraw.ImageDraw, text: str, x: float, y: float, rgb) -> None:
@@ -600,6 +621,263 @@ def _scale_bar(d: ImageDraw.ImageDraw, x: int, y: int, *, mpp: float) -> int:
     return 44
 
 
+_OPTIONAL_GREY = (150, 150, 150)
+_WARN = (190, 0, 0)
+_FEATURE_TASKS = {
+    "boolean": "Feature presence",
+    "count": "Feature count",
+    "names": "Feature names",
+    "feature_table": "Features of every type",
+}
+_FeatureTruth = BooleanTruth | CountTruth | NamesTruth | FeatureTableTruth
+
+
+def _has_features(truth: object) -> TypeGuard[_FeatureTruth]:
+    """Whether ``truth`` is a map-feature truth: it carries evidence, asks about a feature
+    type, or is a count or table of features."""
+    if isinstance(truth, CountTruth | FeatureTableTruth):
+        return True
+    if isinstance(truth, BooleanTruth | NamesTruth):
+        return bool(truth.features) or truth.feature_type is not None
+    return False
+
+
+def _greyed(rgb: tuple[int, int, int]) -> tuple[int, int, int]:
+    """``rgb`` washed towards grey: the colour of an optional feature of its type."""
+    r, g, b = (round(0.4 * c + 0.6 * grey) for c, grey in zip(rgb, _OPTIONAL_GREY, strict=True))
+    return r, g, b
+
+
+def _type_text(key: str) -> str:
+    """A type's key, with the question's words for it where they differ."""
+    known = FEATURE_TYPES.get(key)
+    if known is None or known.label == key.replace("_", " "):
+        return key
+    return f"{key} (“{known.label}”)"
+
+
+def _name_text(name: str) -> str:
+    return name if name else '""'
+
+
+def _dashed_rect(
+    d: ImageDraw.ImageDraw, box: tuple[float, float, float, float], fill, width: int = 1
+) -> None:
+    """A rectangle outlined in dashes (4 px on, 3 off)."""
+    x0, y0, x1, y1 = box
+    for (ax, ay), (bx, by) in (
+        ((x0, y0), (x1, y0)),
+        ((x1, y0), (x1, y1)),
+        ((x1, y1), (x0, y1)),
+        ((x0, y1), (x0, y0)),
+    ):
+        length = math.hypot(bx - ax, by - ay)
+        t = 0.0
+        while t < length:
+            e = min(t + 4, length)
+            d.line(
+                (
+                    ax + (bx - ax) * t / length,
+                    ay + (by - ay) * t / length,
+                    ax + (bx - ax) * e / length,
+                    ay + (by - ay) * e / length,
+                ),
+                fill=fill,
+                width=width,
+            )
+            t += 7
+
+
+def _feature_line(n: int, f: DrawnFeature) -> str:
+    """ "1. restaurant · Le Vistamar · node/123 · shown · label shown · flags: icon_cut"."""
+    parts = [f"{n}. {f.type}", _name_text(f.name), f.osm]
+    parts.append("shown" if f.counted == "yes" else "optional")
+    said = f" “{f.label}”" if f.label is not None and f.label != f.name else ""
+    parts.append(
+        {"yes": f"label{said} shown", "optional": f"label{said} optional"}.get(
+            f.label_counted, "no label"
+        )
+    )
+    if f.icon is None and f.label_box is None:
+        parts.append("no box recorded")
+    elif f.icon is None:
+        parts.append("no icon box")
+    if f.flags:
+        parts.append("flags: " + ", ".join(f.flags))
+    return " · ".join(parts)
+
+
+def _tally(features: Sequence[DrawnFeature], key: str) -> tuple[int, int]:
+    """The evidence's (counted, optional) features of type ``key``."""
+    mine = [f for f in features if f.type == key]
+    return sum(f.counted == "yes" for f in mine), sum(f.counted == "optional" for f in mine)
+
+
+def _mark_feature(fig: _Figure, n: int, f: DrawnFeature, rgb: tuple[int, int, int]) -> None:
+    """Outline ``f``'s icon box (solid where it counts, dashed and greyed where optional) and
+    its label box (thin), and put its number beside the icon (else beside the label)."""
+    counted = f.counted == "yes"
+    colour = rgb if counted else _greyed(rgb)
+    icon, label = f.icon, f.label_box
+
+    def outline(d: ImageDraw.ImageDraw) -> None:
+        if icon is not None:
+            x0, y0, x1, y1 = icon
+            ring = (x0 - 2, y0 - 2, x1 + 2, y1 + 2)
+            if counted:
+                d.rectangle(ring, outline=(*colour, 225), width=_BOX_PX)
+            else:
+                _dashed_rect(d, ring, (*colour, 225), width=_BOX_PX)
+        if label is not None:
+            x0, y0, x1, y1 = label
+            ring = (x0 - 1, y0 - 1, x1 + 1, y1 + 1)
+            if f.label_counted == "yes":
+                d.rectangle(ring, outline=(*colour, 200), width=1)
+            else:
+                _dashed_rect(d, ring, (*colour, 200), width=1)
+
+    beside = icon if icon is not None else label
+    for b in (icon, label):
+        if b is not None:
+            fig.taken.append((b[0] - 2, b[1] - 2, b[2] + 2, b[3] + 2))
+    fig.strokes.append(outline)
+    if beside is not None:
+        x0, y0, x1, y1 = beside
+        spot = (x0 - 2, y0 - 2, x1 + 2, y1 + 2)
+
+        def number(d: ImageDraw.ImageDraw) -> None:
+            _tag(d, str(n), spot, colour, fig.taken, size=10)
+
+        fig.labels.append(number)
+
+
+def _draw_features(sample: Sample, truth: _FeatureTruth, fig: _Figure) -> None:
+    """A map-feature truth (STMF presence, count, names; MTMF) and its evidence."""
+    title = _FEATURE_TASKS[truth.kind]
+    fig.lines.append(_Line(f"{title} ({sample.task})", bold=True, size=17))
+    if isinstance(truth, FeatureTableTruth):
+        evidence = list(truth.evidence)
+        shown = {k: v for k, v in truth.features.items() if v.count > 0 or v.optional_count > 0}
+        order = list(shown)
+    else:
+        evidence = list(truth.features)
+        order = [truth.feature_type] if truth.feature_type is not None else []
+    order += [f.type for f in evidence if f.type not in order]
+    colours = {k: FEATURE_COLOURS[i % len(FEATURE_COLOURS)] for i, k in enumerate(order)}
+    if isinstance(truth, FeatureTableTruth):
+        # grouped by type, in the table's order, each group in the evidence's order
+        evidence.sort(key=lambda f: order.index(f.type))
+    counted = sum(f.counted == "yes" for f in evidence)
+    optional = len(evidence) - counted
+
+    if not isinstance(truth, FeatureTableTruth):
+        key = truth.feature_type
+        fig.lines.append(
+            _Line(
+                f"type: {_type_text(key) if key is not None else _NOT_RECORDED}",
+                colour=_GREY,
+                swatch=colours.get(key) if key is not None else None,
+            )
+        )
+    if isinstance(truth, BooleanTruth):
+        yes, maybe = _tally(evidence, truth.feature_type) if truth.feature_type else (0, 0)
+        text = "Yes" if truth.value else "No"
+        if evidence and truth.value:
+            text += f": {yes} shown" + (f" ({maybe} optional)" if maybe else "")
+        elif evidence and maybe:
+            text += f" ({maybe} optional shown)"
+        fig.lines.append(_Line(text, gap=4, bold=True, size=15))
+        if evidence and truth.value != (yes > 0):
+            fig.lines.append(
+                _Line(f"evidence: {yes} counted, which says otherwise", _WARN, size=12)
+            )
+    elif isinstance(truth, CountTruth):
+        text = str(truth.value)
+        if truth.optional:
+            text += f" (up to {truth.value + truth.optional} accepted: {truth.optional} optional)"
+        fig.lines.append(_Line(text, gap=4, bold=True, size=15))
+        got = _tally(evidence, truth.feature_type)
+        if evidence and got != (truth.value, truth.optional):
+            fig.lines.append(
+                _Line(
+                    f"evidence: {got[0]} counted, {got[1]} optional: not the truth's",
+                    _WARN,
+                    size=12,
+                )
+            )
+    elif isinstance(truth, NamesTruth):
+        fig.lines.append(
+            _Line(
+                f"names: {len(truth.names)} required"
+                + (f", {len(truth.optional)} optional" if truth.optional else ""),
+                gap=4,
+                bold=True,
+                size=15,
+            )
+        )
+        for name in truth.names:
+            fig.lines.append(_Line(_name_text(name), size=13))
+        for name in truth.optional:
+            fig.lines.append(_Line(f"{_name_text(name)} (optional)", colour=_GREY, size=13))
+        if not truth.names and not truth.optional:
+            fig.lines.append(_Line("(no names)", colour=_GREY, size=13))
+    else:
+        total = sum(v.count for v in truth.features.values())
+        extra = sum(v.optional_count for v in truth.features.values())
+        fig.lines.append(
+            _Line(
+                f"{total} features shown" + (f" (+{extra} optional)" if extra else ""),
+                gap=4,
+                bold=True,
+                size=15,
+            )
+        )
+        for k, v in shown.items():
+            names = [_name_text(n) for n in v.names]
+            names += [f"{_name_text(n)} (optional)" for n in v.optional_names]
+            text = f"{k} {v.count}" + (f" (+{v.optional_count})" if v.optional_count else "")
+            fig.lines.append(
+                _Line(text + (": " + ", ".join(names) if names else ""), swatch=colours[k])
+            )
+            got = _tally(evidence, k)
+            if evidence and got != (v.count, v.optional_count):
+                fig.lines.append(
+                    _Line(
+                        f"evidence: {got[0]} counted, {got[1]} optional: not the table's",
+                        _WARN,
+                        size=12,
+                    )
+                )
+        rest = len(truth.features) - len(shown)
+        if rest:
+            fig.lines.append(_Line(f"{rest} other types: 0", colour=_GREY, size=12))
+        if not truth.features:
+            fig.lines.append(_Line("(no types in the table)", colour=_GREY, size=12))
+
+    if not evidence:
+        fig.lines.append(_Line("evidence: none recorded", colour=_GREY, gap=6))
+        return
+    fig.lines.append(
+        _Line(
+            f"evidence: {len(evidence)} features ({counted} counted, {optional} optional)",
+            colour=_GREY,
+            gap=8,
+        )
+    )
+    for n, f in enumerate(evidence, start=1):
+        rgb = colours[f.type]
+        fig.lines.append(
+            _Line(
+                _feature_line(n, f),
+                colour=_INK if f.counted == "yes" else _GREY,
+                swatch=rgb if f.counted == "yes" else _greyed(rgb),
+                size=12,
+                gap=2,
+            )
+        )
+        _mark_feature(fig, n, f, rgb)
+
+
 def _draw_other(sample: Sample, fig: _Figure) -> None:
     truth = sample.ground_truth
     fig.lines.append(_Line(f"Truth ({truth.kind})", bold=True, size=17))
@@ -677,6 +955,9 @@ def _figure(sample: Sample, size: tuple[int, int]) -> _Figure:
     elif isinstance(truth, NumberTruth) and sample.prompt.images and _metres(truth) is not None:
         # a length on a map (RLE): the path and its markers drawn over it
         _draw_number(sample, truth, view, fig)
+    elif _has_features(truth):
+        # a map-feature truth (STMF, MTMF): its evidence drawn over the map
+        _draw_features(sample, truth, fig)
     else:
         _draw_other(sample, fig)
     return fig

@@ -7,15 +7,21 @@ import itertools
 import math
 
 import pytest
-from PIL import Image
+from PIL import Image, ImageDraw
 
 from annotations import HEADER_PX, LEG_COLOURS, PANEL_PX, describe_sample, draw_sample
-from annotations.drawing import MARKER_RGB, ROAD_COLOURS, parse_markers
+from annotations.drawing import FEATURE_COLOURS, MARKER_RGB, ROAD_COLOURS, parse_markers
 from cartoqa.errors import DatasetError
 from cartoqa.geodesy import distance_km
 from cartoqa.records import (
+    BooleanTruth,
     ChoiceTruth,
+    CountTruth,
+    DrawnFeature,
+    FeatureCount,
+    FeatureTableTruth,
     LabelBox,
+    NamesTruth,
     NumberTruth,
     Prompt,
     Provenance,
@@ -408,3 +414,257 @@ def test_name_tags_stay_inside_the_map_and_clear_of_the_marker():
     assert tag_pixels(ROAD_COLOURS[1], range(205, 300), 241) > 60
     assert tag_pixels(ROAD_COLOURS[1], range(280, 330), 204) == 0
     assert _ring_has(img, 240, 200, MARKER_RGB["blue"])
+
+
+# ---------------------------------------------------------------- map features (STMF, MTMF)
+
+HOSTILE = "<img src=x onerror=alert(1)>"
+ICON_RGB = (160, 90, 40)  # the synthetic map's icons: brown squares
+RESTAURANT, BANK = FEATURE_COLOURS[0], FEATURE_COLOURS[1]  # the types' colours, in order
+
+
+def _restaurants() -> list[DrawnFeature]:
+    """Two counted restaurants (one unnamed, no label), one cut at the map's right edge and one
+    whose icon is covered (its label orphaned): both optional."""
+    return [
+        DrawnFeature(
+            osm="node/101",
+            type="restaurant",
+            name="Le Vistamar",
+            label="Le Vistamar",
+            label_counted="yes",
+            icon=(100, 100, 114, 114),
+            label_box=(74, 117, 140, 129),
+        ),
+        DrawnFeature(osm="way/102", type="restaurant", icon=(250, 190, 264, 204)),
+        DrawnFeature(
+            osm="node/103",
+            type="restaurant",
+            name=HOSTILE,
+            counted="optional",
+            label_counted="optional",
+            icon=(468, 60, 482, 74),
+            flags=["icon_cut", "label_cut"],
+        ),
+        DrawnFeature(
+            osm="node/104",
+            type="restaurant",
+            name="Chez Nous",
+            counted="optional",
+            label="Chez Nous",
+            label_counted="optional",
+            label_box=(300, 250, 366, 262),
+            flags=["icon_covered", "orphan_label"],
+        ),
+    ]
+
+
+BANQUE = DrawnFeature(
+    osm="node/201",
+    type="bank",
+    name="Banque Populaire",
+    label="Banque Populaire",
+    label_counted="yes",
+    icon=(180, 40, 194, 54),
+    label_box=(140, 57, 236, 69),
+)
+
+
+def _poi_map() -> Image.Image:
+    """The plain map with each feature's icon (a brown square inside its box) and label."""
+    im = _map()
+    d = ImageDraw.Draw(im)
+    for f in [*_restaurants(), BANQUE]:
+        if f.icon is not None and f.flags[:1] != ["icon_covered"]:
+            x0, y0, x1, y1 = f.icon
+            d.rectangle((x0 + 2, y0 + 2, x1 - 2, y1 - 2), fill=ICON_RGB)
+        if f.label_box is not None and f.label:
+            d.text((f.label_box[0] + 2, f.label_box[1]), f.label, fill=(90, 60, 30))
+    return im
+
+
+def _feature_samples() -> dict[str, Sample]:
+    """One sample of each map-feature task on ``_poi_map()``, with the evidence above."""
+    feats = _restaurants()
+    meta = {"center_lat": CENTER[0], "center_lon": CENTER[1], "blank_share": 0.0}
+    table = {k: FeatureCount(count=0) for k in ("convenience_store", "restaurant", "atm", "bank")}
+    table["restaurant"] = FeatureCount(
+        count=2, names=["", "Le Vistamar"], optional_count=2, optional_names=[HOSTILE, "Chez Nous"]
+    )
+    table["bank"] = FeatureCount(count=1, names=["Banque Populaire"])
+    truths = {
+        "stmf_presence": BooleanTruth(value=True, feature_type="restaurant", features=feats),
+        "stmf_count": CountTruth(value=2, optional=2, feature_type="restaurant", features=feats),
+        "stmf_names": NamesTruth(
+            names=["", "Le Vistamar"],
+            optional=[HOSTILE, "Chez Nous"],
+            feature_type="restaurant",
+            features=feats,
+        ),
+        "mtmf": FeatureTableTruth(features=table, evidence=[BANQUE, *feats]),
+    }
+    return {
+        task: _sample(f"mf-0001-{task}", task, truth, feature_type="restaurant", **meta)
+        for task, truth in truths.items()
+    }
+
+
+def _ring(box, pad=2):
+    x0, y0, x1, y1 = box
+    return x0 - pad, y0 - pad, x1 + pad, y1 + pad
+
+
+def _nearest(px, *colours):
+    return min(colours, key=lambda c: _near(px, c))
+
+
+def _grey_of(rgb):
+    return tuple(round(0.4 * c + 0.6 * 150) for c in rgb)
+
+
+@pytest.mark.parametrize("task", ["stmf_presence", "stmf_count", "stmf_names", "mtmf"])
+def test_feature_evidence_is_drawn_on_the_map(task):
+    sample = _feature_samples()[task]
+    base = _poi_map()
+    before = base.tobytes()
+    img = draw_sample(sample, base)
+    assert base.tobytes() == before
+    assert img.size[0] == W + PANEL_PX and img.height >= HEADER_PX + H
+    _header_ok(img)
+    assert _panel_ink(img) > 300
+    counted, unnamed, cut, orphan = _restaurants()
+    # a counted icon: its box outlined, solid, in the type's colour; the icon inside untouched
+    x0, y0, x1, y1 = _ring(counted.icon)
+    edge = [_at(img, x, y0) for x in range(round(x0), round(x1) + 1)]
+    edge += [_at(img, x0, y) for y in range(round(y0), round(y1) + 1)]
+    for px in edge:
+        assert _nearest(px, RESTAURANT, _grey_of(RESTAURANT), PAPER) == RESTAURANT, px
+        assert _near(px, PAPER) > 60
+    assert _at(img, 107, 107) == ICON_RGB
+    assert _nearest(_at(img, *_ring(unnamed.icon)[:2]), RESTAURANT, PAPER) == RESTAURANT
+    # its label box outlined thin (1 px) in the same colour, the label's text left readable
+    lx0, ly0, lx1, ly1 = counted.label_box
+    assert _nearest(_at(img, lx0 - 1, (ly0 + ly1) / 2), RESTAURANT, PAPER) == RESTAURANT
+    assert _at(img, lx0 - 3, (ly0 + ly1) / 2) == PAPER
+    assert _at(img, (lx0 + lx1) / 2, ly1 + 1) != PAPER
+    # its number tag just beside the icon, filled in the type's colour
+    above = [_at(img, x, y) for x in range(90, 125) for y in range(76, 97)]  # clear of the ring
+    assert sum(_near(p, RESTAURANT) < 30 for p in above) > 30
+    # an optional icon: dashed (the map shows between the dashes) and greyed, not the colour
+    ox0, oy0, _, oy1 = _ring(cut.icon)
+    side = [_at(img, ox0, y) for y in range(round(oy0), round(oy1) + 1)]
+    drawn = [p for p in side if p != PAPER]
+    assert 4 <= len(drawn) < len(side) - 3, side
+    for px in drawn:
+        assert _nearest(px, RESTAURANT, _grey_of(RESTAURANT)) == _grey_of(RESTAURANT), px
+    # an orphaned label (no icon box): its label box dashed, its number beside it
+    bx0, by0, bx1, _ = orphan.label_box
+    top = [_at(img, x, by0 - 1) for x in range(round(bx0) - 1, round(bx1) + 2)]
+    assert 0 < sum(p != PAPER for p in top) < len(top) - 5
+    if task == "mtmf":
+        # every type in its own colour
+        bank = _ring(BANQUE.icon)
+        assert _nearest(_at(img, bank[0], bank[1] + 5), BANK, RESTAURANT, PAPER) == BANK
+    else:
+        # the single-type tasks draw their type's evidence only
+        assert _at(img, *_ring(BANQUE.icon)[:2]) == PAPER
+
+
+def test_feature_panel_gives_the_truth_and_every_feature_with_its_flags():
+    samples = _feature_samples()
+    texts = {task: describe_sample(s, size=(W, H)) for task, s in samples.items()}
+    listed = [
+        "1. restaurant · Le Vistamar · node/101 · shown · label shown",
+        '2. restaurant · "" · way/102 · shown · no label',
+        f"3. restaurant · {HOSTILE} · node/103 · optional · label optional · "
+        "flags: icon_cut, label_cut",
+        "4. restaurant · Chez Nous · node/104 · optional · label optional · no icon box · "
+        "flags: icon_covered, orphan_label",
+    ]
+    for task in ("stmf_presence", "stmf_count", "stmf_names"):
+        text = texts[task]
+        assert "type: restaurant" in text
+        for line in listed:
+            assert line in text, (task, line, text)
+        assert "evidence: 4 features (2 counted, 2 optional)" in text
+        assert not any("not the truth" in t or "says otherwise" in t for t in text)
+        assert text[-1] == f"question: the question of mf-0001-{task}"
+    assert texts["stmf_presence"][0] == "Feature presence (stmf_presence)"
+    assert "Yes: 2 shown (2 optional)" in texts["stmf_presence"]
+    assert "2 (up to 4 accepted: 2 optional)" in texts["stmf_count"]
+    names = texts["stmf_names"]
+    assert "names: 2 required, 2 optional" in names
+    at = names.index("names: 2 required, 2 optional")
+    assert names[at + 1 : at + 5] == [
+        '""',
+        "Le Vistamar",
+        f"{HOSTILE} (optional)",
+        "Chez Nous (optional)",
+    ]
+    # MTMF: one line per type with features, none for the others; every type's features
+    mtmf = texts["mtmf"]
+    assert mtmf[0] == "Features of every type (mtmf)"
+    assert "3 features shown (+2 optional)" in mtmf
+    assert f'restaurant 2 (+2): "", Le Vistamar, {HOSTILE} (optional), Chez Nous (optional)' in mtmf
+    assert "bank 1: Banque Populaire" in mtmf
+    assert "2 other types: 0" in mtmf
+    assert not any(t.startswith(("atm", "convenience_store")) for t in mtmf)
+    assert "evidence: 5 features (3 counted, 2 optional)" in mtmf
+    # grouped by type in the table's order: the restaurants, then the bank
+    assert listed[0] in mtmf and listed[3] in mtmf
+    assert "5. bank · Banque Populaire · node/201 · shown · label shown" in mtmf
+
+
+def test_a_type_asked_by_other_words_is_named_both_ways_and_a_wrong_tally_is_flagged():
+    pharmacy = DrawnFeature(osm="node/9", type="pharmacy", name="Pharmacie", icon=(10, 10, 24, 24))
+    truth = CountTruth(value=3, feature_type="pharmacy", features=[pharmacy])
+    text = describe_sample(_sample("mf-0002-c", "stmf_count", truth), size=(W, H))
+    assert "type: pharmacy (“drug store or pharmacy”)" in text
+    assert "3" in text
+    assert "evidence: 1 counted, 0 optional: not the truth's" in text
+    no = BooleanTruth(value=False, feature_type="pharmacy", features=[pharmacy])
+    text = describe_sample(_sample("mf-0002-p", "stmf_presence", no), size=(W, H))
+    assert "No" in text and "evidence: 1 counted, which says otherwise" in text
+
+
+def test_a_feature_truth_without_evidence_still_draws():
+    base = _poi_map()
+    for task, truth in (
+        ("stmf_count", CountTruth(value=0, feature_type="bank")),
+        ("stmf_presence", BooleanTruth(value=True, feature_type="bank")),
+        ("stmf_names", NamesTruth(names=["A"], feature_type="bank")),
+        ("mtmf", FeatureTableTruth(features={"bank": FeatureCount(count=1, names=["A"])})),
+    ):
+        sample = _sample(f"mf-0003-{task}", task, truth)
+        img = draw_sample(sample, base)
+        assert img.crop((0, HEADER_PX, W, HEADER_PX + H)).tobytes() == base.tobytes()
+        _header_ok(img)
+        text = describe_sample(sample, size=(W, H))
+        assert "evidence: none recorded" in text, task
+        assert not any(t.startswith("1. ") for t in text)
+    assert "0" in describe_sample(_sample("c", "stmf_count", CountTruth(value=0, feature_type="x")))
+    assert "Yes" in describe_sample(
+        _sample("p", "stmf_presence", BooleanTruth(value=True, feature_type="bank"))
+    )
+    assert "bank 1: A" in describe_sample(
+        _sample(
+            "m", "mtmf", FeatureTableTruth(features={"bank": FeatureCount(count=1, names=["A"])})
+        )
+    )
+    # a yes/no or a name list that is no map-feature question keeps the plain panel
+    for task, truth in (
+        ("route_analysis", BooleanTruth(value=True)),
+        ("stmf_names", NamesTruth(names=["A"])),  # made before evidence was kept
+    ):
+        text = describe_sample(_sample("o", task, truth))
+        assert text[0] == f"Truth ({truth.kind})"
+
+
+def test_a_hostile_name_is_drawn_as_text():
+    sample = _feature_samples()["stmf_names"]
+    img = draw_sample(sample, _poi_map())
+    assert img.height >= HEADER_PX + H
+    text = describe_sample(sample, size=(W, H))
+    assert f"{HOSTILE} (optional)" in text
+    # the panel's ink where the names are listed: text, not an error or an empty panel
+    assert _panel_ink(img, HEADER_PX, HEADER_PX + 200) > 200
