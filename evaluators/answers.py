@@ -15,6 +15,7 @@ number; names are also read one a line):
 ===============  =====================================================
 number           ``FINAL ANSWER: 1234.5 km``
 boolean          ``FINAL ANSWER: yes``
+count            ``3`` (a count; exact from ``value`` to ``value + optional``)
 choice           ``FINAL ANSWER: B``
 text             ``FINAL ANSWER: Paris``
 coordinate       ``FINAL ANSWER: 48.856600, 2.352200``
@@ -519,6 +520,10 @@ class Codec:
 CODECS: dict[str, Codec] = {
     "number": Codec(lambda r, o: parse_number(final_answer_text(r)), _match_number),
     "boolean": Codec(lambda r, o: parse_yes_no(final_answer_text(r)), lambda t, p: p is t.value),
+    "count": Codec(
+        lambda r, o: parse_number(final_answer_text(r)).value,
+        lambda t, p: float(p).is_integer() and t.error(float(p)) == 0,
+    ),
     "choice": Codec(lambda r, o: parse_choice(final_answer_text(r), o), lambda t, p: p == t.answer),
     "text": Codec(lambda r, o: final_answer_text(r), _match_text),
     "coordinate": Codec(_read_coordinate, _match_coordinate),

@@ -66,6 +66,7 @@ async ([mapName, markers, paths]) => {
   const b = map.getBounds();
   const scale = document.querySelector('.leaflet-control-scale');
   const attribution = document.querySelector('.leaflet-control-attribution');
+  const zoom = document.querySelector('.leaflet-control-zoom');
   const box = e => { if (!e) return null; const r = e.getBoundingClientRect();
       return [r.left, r.top, r.right, r.bottom]; };
   return {
@@ -77,6 +78,7 @@ async ([mapName, markers, paths]) => {
     scale_box: box(scale),
     attribution_text: attribution ? attribution.textContent : null,
     attribution_box: box(attribution),
+    zoom_box: box(zoom),
   };
 }
 """

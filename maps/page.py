@@ -19,6 +19,7 @@ from cartoqa.records import OSM_ATTRIBUTION
 from .projection import pixel_box, pixel_to_lat_lon, world_pixel
 
 __all__ = [
+    "CONTROL_BOXES",
     "HEIGHT_PX",
     "MARKER_COLOURS",
     "PATH_COLOUR",
@@ -39,6 +40,16 @@ MIN_ZOOM, MAX_ZOOM = 15, 19
 #: the marker's pin around the point it marks, in pixels (left, top, right, bottom): the
 #: awesome-markers icon is 35 x 45 px with its anchor at (17, 42)
 PIN_BOX_PX = (-17, -42, 18, 3)
+#: the controls Leaflet draws over the map of a WIDTH_PX x HEIGHT_PX page, as boxes (x0, y0,
+#: x1, y1) in image pixels that hold them at every zoom (the scale bar's width varies with
+#: its round lengths, up to Leaflet's 100 px); what they cover of the map cannot be read
+#: (``maps.features``). ``RenderedView.controls`` gives the boxes drawn; a test holds them
+#: to these.
+CONTROL_BOXES: dict[str, tuple[float, float, float, float]] = {
+    "zoom": (10.0, 10.0, 44.0, 74.0),
+    "scale": (5.0, 719.0, 110.0, 763.0),
+    "attribution": (1056.0, 745.0, 1366.0, 768.0),
+}
 
 
 class ViewError(CartoqaError):

@@ -55,6 +55,9 @@ class RenderedView:
     style_version: str
     aborted: list[str] = field(default_factory=list)
     """Requests that were neither assets nor tiles (empty on success)."""
+    controls: dict[str, tuple[float, float, float, float]] = field(default_factory=dict)
+    """The map's controls drawn over it, by name ("scale", "attribution", "zoom"): their
+    boxes (x0, y0, x1, y1) in image pixels (what ``maps.page.CONTROL_BOXES`` must hold)."""
 
     def image(self) -> np.ndarray:
         """The screenshot as an (height, width, 3) uint8 RGB array."""
@@ -159,6 +162,11 @@ class MapEngine:
                     extract_sha256=self.extract.sha256,
                     style_version=self.style.version,
                     aborted=problems,
+                    controls={
+                        name: tuple(d[f"{name}_box"])
+                        for name in ("scale", "attribution", "zoom")
+                        if d.get(f"{name}_box")
+                    },
                 )
             )
         return out

@@ -6,6 +6,11 @@ metatile stays in memory (the last ``keep`` of them) and its tiles are cut
 and PNG-encoded when they are asked for: a view uses about half of the
 tiles of the metatiles it touches, and encoding is a third of the work.
 Tiles live at ``<cache>/tiles/<style key>/<extract hash>/<z>/<x>/<y>.png``.
+Every metatile is drawn with a ``LabelCollisionDetector`` and the boxes of
+what it placed (icons, labels, glyphs) are kept beside its tiles
+(``<z>/meta-<mx>-<my>.boxes.json``): the label checks (``maps.labels``,
+``maps.features``) compare their colour-coded renders with them instead of
+drawing the metatile a second time (``placements``).
 A metatile is rendered under an exclusive file lock, so two processes asking
 for the same tiles render them once; files appear atomically (written, then
 renamed).
@@ -21,6 +26,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import json
 import logging
 import os
 import threading
@@ -37,7 +43,7 @@ from .database import DatabaseError, ExtractDatabase, lost_database
 from .projection import TILE_PX, tile_bounds_m
 from .style import CartoStyle, load_map
 
-__all__ = ["METATILE", "TileError", "TileRenderer"]
+__all__ = ["METATILE", "TileError", "TileRenderer", "sorted_boxes"]
 
 log = logging.getLogger(__name__)
 
@@ -88,6 +94,8 @@ class TileRenderer:
         self._lock = threading.Lock()  # guards _images and the counters
         self.rendered_metatiles = 0
         self.render_seconds = 0.0
+        #: the placement boxes of the metatiles drawn without a cache (``placements``)
+        self._last_boxes: dict[tuple[int, int, int], list[Any]] = {}
 
     def _new_map(self) -> Any:
         size = self.metatile * TILE_PX
@@ -200,6 +208,35 @@ class TileRenderer:
             self._store(p, data)
             return data
 
+    def boxes_path(self, z: int, mx: int, my: int) -> Path:
+        """Where the placement boxes of metatile (z, mx, my) are kept."""
+        return self.folder / str(z) / f"meta-{mx}-{my}.boxes.json"
+
+    def placements(
+        self, z: int, mx: int, my: int, wanted: Iterable[tuple[int, int]] = ()
+    ) -> list[tuple[float, float, float, float]]:
+        """The collision boxes (x0, y0, x1, y1, metatile pixels, sorted) of what Mapnik placed
+        when it drew metatile (z, mx, my) for its tiles: read from beside the tiles, or drawn
+        now (under the metatile's lock), storing the ``wanted`` tiles (x, y) of it on the
+        way, so that the view that needs them does not draw the metatile again."""
+        p = self.boxes_path(z, mx, my)
+        if not (self.use_cache and p.is_file()):
+            key = self.metatile_of(z, mx, my)
+            with self._metatile_lock(*key):
+                if not (self.use_cache and p.is_file()):
+                    image = self._render_image(*key)
+                    if not self.use_cache:
+                        with self._lock:
+                            return self._last_boxes.pop(key)
+                    with self._lock:
+                        self._images[key] = image
+                        while len(self._images) > self.keep:
+                            self._images.popitem(last=False)
+                    for x, y in wanted:
+                        if self.metatile_of(z, x, y) == key and not self.path(z, x, y).is_file():
+                            self._store(self.path(z, x, y), self._encode(image, x - mx, y - my))
+        return [tuple(b) for b in json.loads(p.read_text())]
+
     def make_tiles(self, z: int, wanted: Iterable[tuple[int, int]]) -> None:
         """Render the metatile of these tiles (all in one metatile) once and store each of them.
 
@@ -250,13 +287,29 @@ class TileRenderer:
                 m.resize(size, size)
             m.zoom_to_box(mapnik.Box2d(*tile_bounds_m(z, mx, my, n, n)))
             image = mapnik.Image(size, size)
+            detector = mapnik.LabelCollisionDetector(m)
             try:
-                mapnik.render(m, image)
+                mapnik.render_with_detector(m, image, detector)
             except RuntimeError as exc:
                 raise self._failure(exc, f"drawing tiles {z}/{mx}/{my}+{n}") from None
         finally:
             self._give_back(m)
+        boxes = sorted_boxes(detector.boxes())
+        if self.use_cache:
+            self._store(self.boxes_path(z, mx, my), json.dumps(boxes).encode())
+        else:
+            with self._lock:
+                self._last_boxes[(z, mx, my)] = boxes
         with self._lock:
             self.render_seconds += time.perf_counter() - t0
             self.rendered_metatiles += 1
         return image
+
+
+def sorted_boxes(found: Iterable[Any]) -> list[tuple[float, float, float, float]]:
+    """Mapnik's collision boxes as sorted (x0, y0, x1, y1) tuples rounded to 1/1000 px: the
+    detector lists the same boxes in a varying order from one render to the next (seen about
+    once in ten renders of one metatile); the set is what counts."""
+    return sorted(
+        (round(b.minx, 3), round(b.miny, 3), round(b.maxx, 3), round(b.maxy, 3)) for b in found
+    )

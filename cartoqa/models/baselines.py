@@ -25,6 +25,7 @@ from cartoqa.records import (
     BooleanTruth,
     ChoiceTruth,
     CoordinateTruth,
+    CountTruth,
     FeatureTableTruth,
     GroupingTruth,
     IndicesTruth,
@@ -71,8 +72,8 @@ def _answer_space(task: str) -> Mapping[str, Any]:
 
 
 def _number_range(task: str) -> tuple[float, float]:
-    """The range a random number is drawn from: the task spec's answer space, else 0-1000
-    (CartoMapQA's counting tasks will give theirs, 0-16, in their specs)."""
+    """The range a random number is drawn from: the task spec's answer space (CartoMapQA's
+    counting tasks: 0-16), else 0-1000."""
     space = _answer_space(task)
     if "low" in space:
         return float(space["low"]), float(space["high"])
@@ -121,8 +122,14 @@ def random_answer(sample: Sample, *, seed: int = 0) -> str:
         fake = ValuesTruth(values=values)
     elif isinstance(truth, NamesTruth):
         fake = NamesTruth(names=rng.sample(words, k=min(len(words), rng.randint(0, 3))))
+    elif isinstance(truth, CountTruth):
+        lo, hi = _number_range(sample.task)
+        fake = truth.model_copy(update={"value": rng.randint(int(lo), int(hi)), "optional": 0})
     elif isinstance(truth, FeatureTableTruth):
-        return json.dumps({k: {"count": rng.randint(0, 16), "names": []} for k in truth.features})
+        lo, hi = _number_range(sample.task)
+        return json.dumps(
+            {k: {"count": rng.randint(int(lo), int(hi)), "names": []} for k in truth.features}
+        )
     elif isinstance(truth, RoadPairTruth):
         fake = RoadPairTruth(road_1=rng.choice(words), road_2=rng.choice(words))
     elif isinstance(truth, RouteTruth):

@@ -14,7 +14,7 @@ TASK_TRUTH_KINDS: dict[str, frozenset[str]] = {
     # CartoMapQA (map images)
     "mfs": frozenset({"choice"}),
     "stmf_presence": frozenset({"boolean"}),
-    "stmf_count": frozenset({"number"}),
+    "stmf_count": frozenset({"count"}),
     "stmf_names": frozenset({"names"}),
     "mtmf": frozenset({"feature_table"}),
     "rle": frozenset({"number"}),

@@ -23,6 +23,8 @@ __all__ = [
     "BooleanTruth",
     "ChoiceTruth",
     "CoordinateTruth",
+    "CountTruth",
+    "DrawnFeature",
     "FeatureCount",
     "FeatureTableTruth",
     "GroundTruth",
@@ -98,6 +100,70 @@ def _without_no_tolerance(data: Any) -> Any:
     return data
 
 
+def _omit(data: Any, defaults: dict[str, Any]) -> Any:
+    """A truth's fields less those still at their defaults among ``defaults`` (fields added
+    for the map-feature tasks: other records keep their bytes)."""
+    if isinstance(data, dict):
+        for key, default in defaults.items():
+            if key in data and data[key] == default:
+                data.pop(key)
+    return data
+
+
+class DrawnFeature(_Truth):
+    """One OSM object of a map-feature type as the image shows it: the evidence behind a
+    count or a name list (``cartoqa audit`` draws it; ``maps.features`` finds it)."""
+
+    osm: str
+    """The OSM object: "node/1", "way/2" or "relation/3"."""
+    type: str
+    """Its map-feature type ("restaurant"; ``cartoqa.tasks.map_features``)."""
+    name: str = ""
+    """Its name in OSM ("" when it has none)."""
+    counted: Literal["yes", "optional"] = "yes"
+    """"yes": shown and required in a count; "optional": partly shown (cut at the edge, a
+    look-alike, drawn without its icon), neither required nor penalised."""
+    label: str | None = None
+    """Its name as the map writes it whole in the view, or None when no whole label is."""
+    label_counted: Literal["yes", "optional", "no"] = "no"
+    """Whether ``label`` is a name an answer must list ("yes"), may list ("optional": cut,
+    orphaned, or the object optional) or none is drawn ("no")."""
+    icon: tuple[float, float, float, float] | None = None
+    """Its icon's box in image pixels (x0, y0, x1, y1), where it has one in the view."""
+    label_box: tuple[float, float, float, float] | None = None
+    """Its whole label's box in image pixels."""
+    flags: list[str] = Field(default_factory=list)
+    """What a reviewer should know: "icon_cut", "icon_covered", "orphan_label",
+    "label_cut", "label_dropped", "look_alike", "area_without_icon", "unnamed_line",
+    "under_map_control", "icon_split"."""
+
+
+class CountTruth(_Truth):
+    """How many features of one type a map shows: ``value`` required, up to ``optional``
+    more accepted (features only partly shown)."""
+
+    kind: Literal["count"] = "count"
+    """Names this type of ground truth (pydantic picks the type by it)."""
+    value: int = Field(ge=0)
+    """The features wholly shown."""
+    optional: int = Field(default=0, ge=0)
+    """Features partly shown: an answer from ``value`` to ``value + optional`` is exact."""
+    feature_type: str
+    """The map-feature type asked about."""
+    features: list[DrawnFeature] = Field(default_factory=list)
+    """The evidence: every feature of the type the view meets."""
+
+    def answer_text(self) -> str:
+        """This truth written as an answer in its kind's format (what the oracle writes)."""
+        return str(self.value)
+
+    def error(self, got: float) -> float:
+        """How far a counted ``got`` lies from the accepted range (0 inside it)."""
+        if got < self.value:
+            return float(self.value - got)
+        return float(max(0.0, got - (self.value + self.optional)))
+
+
 class NumberTruth(_Truth):
     """One number with its unit: a distance, a count, a route length, a bearing."""
 
@@ -129,6 +195,15 @@ class BooleanTruth(_Truth):
     """Names this type of ground truth (pydantic picks the type by it)."""
     value: bool
     """True for yes."""
+    feature_type: str | None = None
+    """STMF presence: the map-feature type asked about (written only when set)."""
+    features: list[DrawnFeature] = Field(default_factory=list)
+    """STMF presence: the evidence, every feature of the type the view meets (written only
+    when there is some)."""
+
+    @model_serializer(mode="wrap")
+    def _serialize(self, handler: SerializerFunctionWrapHandler) -> Any:
+        return _omit(handler(self), {"feature_type": None, "features": []})
 
     def answer_text(self) -> str:
         """This truth written as an answer in its kind's format (what the oracle writes)."""
@@ -224,6 +299,17 @@ class NamesTruth(_Truth):
     """Names this type of ground truth (pydantic picks the type by it)."""
     names: list[str]
     """Names in any order; repeats count."""
+    optional: list[str] = Field(default_factory=list)
+    """Names an answer may give or leave out (labels cut at the edge, of features partly
+    shown): neither required nor penalised.  Written only when there are some."""
+    feature_type: str | None = None
+    """STMF name listing: the map-feature type asked about (written only when set)."""
+    features: list[DrawnFeature] = Field(default_factory=list)
+    """STMF name listing: the evidence (written only when there is some)."""
+
+    @model_serializer(mode="wrap")
+    def _serialize(self, handler: SerializerFunctionWrapHandler) -> Any:
+        return _omit(handler(self), {"optional": [], "feature_type": None, "features": []})
 
     def answer_text(self) -> str:
         """This truth written as an answer in its kind's format (what the oracle writes)."""
@@ -237,6 +323,15 @@ class FeatureCount(_Truth):
     """How many features of the type the map shows."""
     names: list[str] = Field(default_factory=list)
     """Their names as the map shows them."""
+    optional_count: int = Field(default=0, ge=0)
+    """Features partly shown: a count up to ``count + optional_count`` is exact (written
+    only when some)."""
+    optional_names: list[str] = Field(default_factory=list)
+    """Names an answer may give or leave out (written only when some)."""
+
+    @model_serializer(mode="wrap")
+    def _serialize(self, handler: SerializerFunctionWrapHandler) -> Any:
+        return _omit(handler(self), {"optional_count": 0, "optional_names": []})
 
 
 class FeatureTableTruth(_Truth):
@@ -246,6 +341,12 @@ class FeatureTableTruth(_Truth):
     """Names this type of ground truth (pydantic picks the type by it)."""
     features: dict[str, FeatureCount]
     """Feature type -> its count and names."""
+    evidence: list[DrawnFeature] = Field(default_factory=list)
+    """MTMF: every feature of the 22 types the view meets (written only when some)."""
+
+    @model_serializer(mode="wrap")
+    def _serialize(self, handler: SerializerFunctionWrapHandler) -> Any:
+        return _omit(handler(self), {"evidence": []})
 
     def answer_text(self) -> str:
         """This truth written as an answer in its kind's format (what the oracle writes)."""
@@ -395,6 +496,7 @@ GroundTruth = Annotated[
     | CoordinateTruth
     | ValuesTruth
     | NamesTruth
+    | CountTruth
     | FeatureTableTruth
     | RoadPairTruth
     | RouteTruth

@@ -271,24 +271,34 @@ def _build(
 
     t0 = time.perf_counter()
     plans: list[Plan] = []
+    #: tasks that share views (``TaskSpec.views``) are sampled as one group, in the order asked
+    groups: dict[str, list[str]] = {}
     for task in tasks:
-        n_maps = maps_wanted(task, per_task)
-        report.wanted[task] = n_maps * _spec(task).questions_per_map
+        groups.setdefault(_spec(task).views or task, []).append(task)
+    for group, members in groups.items():
+        n_maps = max(maps_wanted(t, per_task) for t in members)
+        for t in members:
+            report.wanted[t] = maps_wanted(t, per_task) * _spec(t).questions_per_map
         sampler = NavigationSampler(
             roads,
             labels,
             engine.extract.bounds,
-            _task_seed(seed, task),
+            _task_seed(seed, group),
             covered_share=engine.extract.covered_share,
             repeat_places=repeat_places,
             prompts=prompts,
         )
         rejected: Counter[str] = Counter()
-        task_plans = _plans(sampler, task, n_maps, rejected, on_plan, on_attempt)
-        report.rejected[task] = rejected
-        report.maps[task] = len(task_plans)
-        if len(task_plans) < n_maps:
-            report.gave_up[task] = _why_stopped(task_plans, n_maps, rejected)
+        task_plans = _plans(sampler, members[0], n_maps, rejected, on_plan, on_attempt)
+        if len(members) > 1 or _spec(members[0]).views:
+            task_plans = _keep_asked(task_plans, members, per_task)
+        for t in members:
+            report.rejected[t] = rejected
+            report.maps[t] = sum(
+                any((q.task or p.task) == t for q in p.questions) for p in task_plans
+            )
+            if report.maps[t] < maps_wanted(t, per_task):
+                report.gave_up[t] = _why_stopped(task_plans, n_maps, rejected)
         plans += task_plans
     if strict and report.gave_up:
         raise BuildError(
@@ -324,15 +334,16 @@ def _build(
     for plan, shot in zip(plans, rendered, strict=True):
         image = writer.add_image(f"{plan.view.id}.png", shot.png)
         for q in plan.questions:
+            task = q.task or plan.task
             writer.add(
                 Sample(
                     id=f"{plan.view.id}{q.suffix}",
-                    task=plan.task,
+                    task=task,
                     prompt=Prompt(text=q.text, images=[image]),
                     ground_truth=q.truth,
                     metadata=Metadata(city=engine.extract.name, **q.metadata),
                     provenance=Provenance(
-                        generator=f"cartoqa {__version__} {_made_by(plan.task)}",
+                        generator=f"cartoqa {__version__} {_made_by(task)}",
                         seed=seed,
                         extract_hash=engine.extract.sha256,
                         style_version=engine.style.version,
@@ -341,7 +352,7 @@ def _build(
                     ),
                 )
             )
-            report.samples[plan.task] = report.samples.get(plan.task, 0) + 1
+            report.samples[task] = report.samples.get(task, 0) + 1
     report.seconds["writing"] = time.perf_counter() - t0
     report.extract_name = engine.extract.name
     return {
@@ -351,6 +362,23 @@ def _build(
         "shortfall": report.short,
         "rejected": dict(report.rejected),
     }
+
+
+def _keep_asked(plans: list[Plan], members: list[str], per_task: int) -> list[Plan]:
+    """A view group's plans with the questions of the tasks asked for only, each task's on
+    its first ``maps_wanted`` maps (a task asking two questions a map needs half as many);
+    maps left with no question are dropped."""
+    kept = []
+    for n, plan in enumerate(plans):
+        questions = [
+            q
+            for q in plan.questions
+            if (q.task or plan.task) in members and n < maps_wanted(q.task or plan.task, per_task)
+        ]
+        if questions:
+            plan.questions = questions
+            kept.append(plan)
+    return kept
 
 
 def _warn_short(report: BuildReport, per_task: int) -> None:

@@ -136,6 +136,9 @@ class Question:
     text: str
     truth: GroundTruth
     metadata: dict[str, Any]
+    task: str = ""
+    """The task the question belongs to, where a plan carries several tasks' questions (tasks
+    that share views: ``TaskSpec.views``); "" for the plan's own task."""
 
 
 @dataclass
@@ -193,6 +196,8 @@ class NavigationSampler:
             if (x1 - x0) / 2 ** (19 - z) >= WIDTH_PX and (y1 - y0) / 2 ** (19 - z) >= HEIGHT_PX
         ]
         self._count = {t: 0 for t in NAVIGATION_TASKS}
+        self.state: dict[str, Any] = {}
+        """What a task's generator keeps between its calls (built once per sampler)."""
 
     # ------------------------------------------------------------ helpers
 

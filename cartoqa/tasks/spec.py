@@ -47,7 +47,7 @@ Table = dict[str, dict[str, float]]
 """group ("all", "zoom=18", ...) -> metric -> value."""
 
 #: the modules that register the built-in tasks
-BUILTIN_MODULES = ("cartoqa.tasks.navigation", "cartoqa.tasks.gps")
+BUILTIN_MODULES = ("cartoqa.tasks.navigation", "cartoqa.tasks.gps", "cartoqa.tasks.poi")
 
 
 def grouped_table(
@@ -124,6 +124,11 @@ class TaskSpec:
     made elsewhere."""
     questions_per_map: int = 1
     """Map tasks: questions asked of each rendered map (RLE: 2, metres and feet)."""
+    views: str = ""
+    """Map tasks that share their views name the same group here (STMF's three requests and
+    MTMF: "map_features"); the build draws one series of views for the group with the
+    generator of its first task asked for, which returns every member's questions
+    (``Question.task``), and renders each view once.  "" : the task's views are its own."""
     modes: Mapping[str, Scorer] = field(default_factory=dict)
     """Other scorers by mode name, where a task can also be scored another way (SRN's
     "original": the published arithmetic); the default mode is "cartoqa"."""

@@ -1,0 +1,525 @@
+"""The map-feature tasks of CartoMapQA: STMF (presence, counting, name listing) and MTMF.
+
+Views are zoom-19 maps without markers (``CARTOQA_FEATURE_ZOOM=18`` for zoom
+18), each centred near an OSM object of one of the 22 types
+(``cartoqa.tasks.map_features``), taken in turn; every third view is placed
+where that type is densest, so that counts reach CartoMapQA's 16.  The four
+tasks share their views (``TaskSpec.views``): each view asks
+
+- ``stmf_presence``: two questions, one of a type the map shows (Yes) and one
+  of a type it shows nothing of, not even in part (No), so answers are
+  balanced;
+- ``stmf_count``: how many of the view's type it shows (on every fifth view a
+  type it does not show: 0);
+- ``stmf_names``: the names the map writes for the view's type;
+- ``mtmf``: counts and names of all 22 types at once, as one JSON object.
+
+Ground truth is what the image shows (``maps.features``; the rules per
+feature are ``drawn_features``).  Features only partly shown are *optional*:
+a count from ``value`` to ``value + optional`` is exact, and their names may
+be listed or not.  Every question's truth carries its evidence (the
+features, their icon and label boxes, flags such as ``orphan_label``), which
+``cartoqa audit`` draws.
+"""
+
+from __future__ import annotations
+
+import os
+import weakref
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from cartoqa.errors import CartoqaError
+from cartoqa.records import (
+    BooleanTruth,
+    CountTruth,
+    DrawnFeature,
+    FeatureCount,
+    FeatureTableTruth,
+    NamesTruth,
+    Sample,
+)
+from maps import View
+from maps.features import MIN_ICON_SHARE, DrawnObject, FeatureLabels
+from maps.projection import HALF_WORLD_M, metres_per_pixel, pixel_to_lat_lon
+
+from ._views import fit_center, view_bounds
+from .map_features import FEATURE_TYPES, feature_type_of, optional_type_of
+from .navigation import Plan, Question, Reject
+
+if TYPE_CHECKING:
+    from maps import MapEngine
+
+    from .navigation import NavigationSampler
+
+__all__ = [
+    "MAP_FEATURE_TASKS",
+    "VIEW_GROUP",
+    "drawn_features",
+    "feature_zoom",
+    "format_names",
+    "tally",
+]
+
+VIEW_GROUP = "map_features"
+MAP_FEATURE_TASKS = ("stmf_presence", "stmf_count", "stmf_names", "mtmf")
+#: a view keeps the object it is centred near this far from its edges
+MARGIN_PX = 150
+#: a park counts whole when this share of its area is inside the view, or when it covers
+#: ``PARK_VIEW_SHARE`` of the view; less is optional
+PARK_AREA_SHARE = 0.9
+PARK_VIEW_SHARE = 0.10
+#: a park with less than this much of it inside the view (px²) is optional
+MIN_PARK_PX2 = 400.0
+#: a line (stream, river, primary road) counts when this much of it is drawn in the view
+#: (or ``LINE_SHARE`` of it, when it is shorter); less is optional
+MIN_LINE_PX = 200.0
+LINE_SHARE = 0.9
+#: every n-th view asks its count question of a type the map does not show
+ZERO_COUNT_EVERY = 5
+#: every n-th view is placed where its type is densest
+DENSE_EVERY = 3
+#: the largest count a random answer draws (CartoMapQA's largest true count)
+MAX_RANDOM_COUNT = 16
+
+
+def feature_zoom() -> int:
+    """The zoom of map-feature views: 19, or 18 with ``CARTOQA_FEATURE_ZOOM=18``."""
+    raw = os.environ.get("CARTOQA_FEATURE_ZOOM", "19").strip()
+    if raw not in ("18", "19"):
+        raise CartoqaError(f"CARTOQA_FEATURE_ZOOM={raw!r}: map-feature views are at 18 or 19")
+    return int(raw)
+
+
+# ------------------------------------------------------------------ the rules per feature
+
+
+def _line_groups(objs: list[DrawnObject]) -> list[tuple[str, list[DrawnObject]]]:
+    """Lines of one type joined by name (one road, one river); each unnamed way alone."""
+    named: dict[tuple[str, str], list[DrawnObject]] = defaultdict(list)
+    out: list[tuple[str, list[DrawnObject]]] = []
+    for o in objs:
+        t = feature_type_of(o.row.tags) or optional_type_of(o.row.tags) or ""
+        if o.row.name:
+            named[(t, o.row.name)].append(o)
+        else:
+            out.append((t, [o]))
+    return [(t, group) for (t, _), group in sorted(named.items())] + out
+
+
+def drawn_features(objs: list[DrawnObject], zoom: int) -> list[DrawnFeature]:
+    """The view's features of the 22 types (look-alikes as optional ones), by these rules:
+
+    - *icon types*: shown when the icon is drawn with at least ``MIN_ICON_SHARE`` of it in
+      the view (and no metatile seam halves it); optional when it is cut at the edge
+      ("icon_cut"), drawn and then covered ("icon_covered"), missing while its label shows
+      ("orphan_label") or missing from an area the map fills ("area_without_icon");
+    - *parks*: shown when ``PARK_AREA_SHARE`` of the area, or ``PARK_VIEW_SHARE`` of the
+      view, is park; optional when less is;
+    - *lines* (one feature per name): shown when ``MIN_LINE_PX`` of it (or
+      ``LINE_SHARE`` of a shorter one) is drawn in the view; unnamed lines are optional
+      ("unnamed_line"), as a reader cannot tell how many there are;
+    - *names*: a label wholly inside the view is the name ("yes" for a shown feature,
+      "optional" for an optional one); a label cut at the edge is optional ("label_cut");
+      a named feature whose label the style dropped is listed unnamed ("label_dropped").
+    """
+    px2 = metres_per_pixel(zoom) ** 2
+    out: list[DrawnFeature] = []
+    lines = [o for o in objs if o.row.table == "l"]
+    for o in objs:
+        if o.row.table == "l":
+            continue
+        key = feature_type_of(o.row.tags)
+        look_alike = key is None
+        key = key or optional_type_of(o.row.tags)
+        if key is None:
+            continue
+        ftype = FEATURE_TYPES[key]
+        flags = ["look_alike"] if look_alike else []
+        if "icon_under_control" in o.notes:
+            flags.append("under_map_control")
+        if ftype.icons:
+            split = "icon_split_by_seam" in o.notes
+            if o.icon is not None and o.icon_share >= MIN_ICON_SHARE and not split:
+                counted = "yes"
+            elif o.icon is not None:
+                counted, flags = "optional", [*flags, "icon_split" if split else "icon_cut"]
+            elif o.icon_pixels_only:
+                counted, flags = "optional", [*flags, "icon_covered"]
+            elif o.label is not None:
+                counted, flags = "optional", [*flags, "orphan_label"]
+            elif o.row.table == "a" and o.area_share > 0:
+                counted, flags = "optional", [*flags, "area_without_icon"]
+            elif o.label_partial:
+                counted, flags = "optional", [*flags, "label_cut"]
+            else:
+                continue
+        else:  # a park: by its area
+            if o.area_share <= 0 and o.label is None and not o.label_partial:
+                continue
+            inside_px2 = o.view_share * _view_m2(zoom) / px2
+            whole = o.area_share >= PARK_AREA_SHARE or o.view_share >= PARK_VIEW_SHARE
+            counted = "yes" if whole and inside_px2 >= MIN_PARK_PX2 else "optional"
+        if look_alike:
+            counted = "optional"
+        out.append(_with_label(o, key, counted, flags))
+    for key, group in _line_groups(lines):
+        if not key:
+            continue
+        look_alike = feature_type_of(group[0].row.tags) is None
+        shown = sum(o.line_px for o in group)
+        total = sum(o.total_px for o in group)
+        flags = ["look_alike"] if look_alike else []
+        if not group[0].row.name:
+            flags.append("unnamed_line")
+        whole = shown >= min(MIN_LINE_PX, LINE_SHARE * total)
+        counted = "yes" if whole and not flags else "optional"
+        labelled = next((o for o in group if o.label is not None), None)
+        first = labelled or group[0]
+        f = _with_label(first, key, counted, flags)
+        if labelled is None and any(o.label_partial for o in group):
+            f = f.model_copy(update={"label_counted": "optional", "flags": [*f.flags, "label_cut"]})
+        out.append(f.model_copy(update={"osm": ";".join(o.row.ref for o in group)}))
+    return out
+
+
+def _view_m2(zoom: int) -> float:
+    from maps import HEIGHT_PX, WIDTH_PX
+
+    return WIDTH_PX * HEIGHT_PX * metres_per_pixel(zoom) ** 2
+
+
+def _with_label(o: DrawnObject, key: str, counted: str, flags: list[str]) -> DrawnFeature:
+    flags = list(flags)
+    if o.label is not None:
+        label: str | None = o.label_text
+        label_counted = "yes" if counted == "yes" else "optional"
+    elif o.label_partial:
+        label, label_counted = None, "optional"
+        flags.append("label_cut")
+    else:
+        label, label_counted = None, "no"
+        if o.row.name and counted == "yes" and FEATURE_TYPES[key].named:
+            flags.append("label_dropped")
+    return DrawnFeature(
+        osm=o.row.ref,
+        type=key,
+        name=o.row.name,
+        counted=counted,
+        label=label,
+        label_counted=label_counted,
+        icon=o.icon,
+        label_box=o.label,
+        flags=sorted(set(flags)),
+    )
+
+
+@dataclass
+class Tally:
+    """One type's features in a view: what a count and a name list must say."""
+
+    shown: int = 0
+    optional: int = 0
+    names: list[str] = field(default_factory=list)
+    """The names of the shown features ("" for one shown without a whole label)."""
+    optional_names: list[str] = field(default_factory=list)
+    features: list[DrawnFeature] = field(default_factory=list)
+
+
+def tally(features: list[DrawnFeature]) -> dict[str, Tally]:
+    """Every one of the 22 types (absent ones too) -> its count and names in the view."""
+    out = {k: Tally() for k in FEATURE_TYPES}
+    for f in features:
+        t = out[f.type]
+        t.features.append(f)
+        if f.counted == "yes":
+            t.shown += 1
+            if f.label_counted == "yes" and f.label is not None:
+                t.names.append(f.label)
+            elif f.label_counted == "optional":
+                t.optional_names.append(f.name)
+            else:
+                t.names.append("")
+        else:
+            t.optional += 1
+            if f.label is not None or f.label_counted == "optional":
+                t.optional_names.append(f.label if f.label is not None else f.name)
+    for t in out.values():
+        t.names.sort()
+        t.optional_names.sort()
+    return out
+
+
+# ------------------------------------------------------------------ views and questions
+
+
+@dataclass
+class _State:
+    labels: FeatureLabels
+    zoom: int
+    by_type: dict[str, list[tuple[float, float, str]]]
+    """type -> its objects: (world px x, world px y, ref) at the views' zoom."""
+    used: set[str] = field(default_factory=set)
+    count: int = 0
+
+
+_LABELS: weakref.WeakKeyDictionary[Any, FeatureLabels] = weakref.WeakKeyDictionary()
+
+
+def _wanted(tags: dict[str, str]) -> bool:
+    return feature_type_of(tags) is not None or optional_type_of(tags) is not None
+
+
+def feature_labels(engine: MapEngine) -> FeatureLabels:
+    """The engine's ``FeatureLabels`` (one per engine: its coded style is loaded once)."""
+    if engine not in _LABELS:
+        _LABELS[engine] = FeatureLabels(engine, _wanted)
+    return _LABELS[engine]
+
+
+def _state(sampler: NavigationSampler) -> _State:
+    st = sampler.state.get(VIEW_GROUP)
+    if st is None:
+        labels = feature_labels(sampler.labels.engine)
+        zoom = feature_zoom()
+        res = metres_per_pixel(zoom)
+        by_type: dict[str, list[tuple[float, float, str]]] = defaultdict(list)
+        for row in labels.objects.values():
+            key = feature_type_of(row.tags)
+            if key is not None:
+                px = ((row.x + HALF_WORLD_M) / res, (HALF_WORLD_M - row.y) / res, row.ref)
+                by_type[key].append(px)
+        st = _State(labels, zoom, {k: sorted(v) for k, v in sorted(by_type.items())})
+        sampler.state[VIEW_GROUP] = st
+    return st
+
+
+def _anchor(sampler: NavigationSampler, st: _State, i: int) -> tuple[str, tuple[float, float]]:
+    """The view's type and the object (world px) it is centred near: the types the extract
+    has, in turn; every ``DENSE_EVERY``-th view near where the type is densest."""
+    present = [k for k in FEATURE_TYPES if st.by_type.get(k)]
+    if not present:
+        raise Reject("no_map_features")
+    key = present[i % len(present)]
+    objs = st.by_type[key]
+    if i % DENSE_EVERY == DENSE_EVERY - 1 and len(objs) > 1:
+        from maps import HEIGHT_PX, WIDTH_PX
+
+        def around(p: tuple[float, float, str]) -> int:
+            return sum(
+                abs(q[0] - p[0]) < WIDTH_PX / 2 and abs(q[1] - p[1]) < HEIGHT_PX / 2 for q in objs
+            )
+
+        ranked = sorted(objs, key=lambda p: (-around(p), p))
+        pick = sampler.rng.choice(ranked[: max(1, min(5, len(ranked) // 4))])
+    else:
+        pick = sampler.rng.choice(objs)
+    if pick[2] in st.used and not sampler.repeat_places:
+        raise Reject("duplicate")
+    st.used.add(pick[2])
+    return key, (pick[0], pick[1])
+
+
+def attempt_map_features(sampler: NavigationSampler, i: int) -> Plan:
+    """One view of the map-feature group and its questions of every member task."""
+    st = _state(sampler)
+    key, (px, py) = _anchor(sampler, st, i)
+    zoom = st.zoom
+    at = pixel_to_lat_lon(px, py, zoom)
+    center = fit_center([at], zoom, sampler.rng, extract_bounds=sampler.bounds, margin_px=MARGIN_PX)
+    if center is None:
+        raise Reject("does_not_fit_the_view")
+    blank = 0.0
+    if sampler.covered_share is not None:
+        blank = 1.0 - sampler.covered_share(view_bounds(center, zoom))
+        if blank > 0.10:
+            raise Reject("view_not_covered")
+    st.count += 1
+    view = View.make(center, zoom, id=f"mf-{st.count:04d}")
+    features = drawn_features(st.labels.view(view), zoom)
+    counts = tally(features)
+    shown = [k for k, t in counts.items() if t.shown > 0]
+    absent = [k for k, t in counts.items() if t.shown == 0 and t.optional == 0]
+    if key not in shown:
+        if not shown:
+            raise Reject("no_feature_shown")
+        key = sampler.rng.choice(shown)
+    if not absent:
+        raise Reject("no_absent_type")
+    no = sampler.rng.choice(absent)
+    meta: dict[str, Any] = {
+        "zoom": zoom,
+        "center_lat": round(center[0], 7),
+        "center_lon": round(center[1], 7),
+        "blank_share": round(max(0.0, blank), 3),
+        "markers": "",
+    }
+    flags = Counter(flag for f in features for flag in f.flags)
+    if flags:
+        meta["flags"] = ";".join(f"{k}={v}" for k, v in sorted(flags.items()))
+    text = sampler.prompts.text
+
+    def about(k: str, request: str) -> dict[str, Any]:
+        t = counts[k]
+        return {**meta, "feature_type": k, "request": request, "count": t.shown}
+
+    questions = [
+        Question(
+            f"-p{n}",
+            text(f"map.stmf_presence.{k}"),
+            BooleanTruth(value=yes, feature_type=k, features=counts[k].features),
+            about(k, "presence"),
+            task="stmf_presence",
+        )
+        for n, (k, yes) in enumerate(
+            sorted([(key, True), (no, False)], key=lambda _: sampler.rng.random()), start=1
+        )
+    ]
+    count_type = no if i % ZERO_COUNT_EVERY == ZERO_COUNT_EVERY - 1 else key
+    c = counts[count_type]
+    questions.append(
+        Question(
+            "-c",
+            text(f"map.stmf_count.{count_type}"),
+            CountTruth(
+                value=c.shown, optional=c.optional, feature_type=count_type, features=c.features
+            ),
+            about(count_type, "count"),
+            task="stmf_count",
+        )
+    )
+    named = [k for k in shown if FEATURE_TYPES[k].named]
+    names_type = key if FEATURE_TYPES[key].named or not named else sampler.rng.choice(named)
+    t = counts[names_type]
+    questions.append(
+        Question(
+            "-n",
+            text(f"map.stmf_names.{names_type}"),
+            NamesTruth(
+                names=t.names,
+                optional=t.optional_names,
+                feature_type=names_type,
+                features=t.features,
+            ),
+            about(names_type, "names"),
+            task="stmf_names",
+        )
+    )
+    table = {
+        k: FeatureCount(
+            count=v.shown,
+            names=v.names,
+            optional_count=v.optional,
+            optional_names=v.optional_names,
+        )
+        for k, v in counts.items()
+    }
+    types = "\n".join(f"{k}: {FEATURE_TYPES[k].label}" for k in FEATURE_TYPES)
+    questions.append(
+        Question(
+            "-m",
+            text("map.mtmf", types=types),
+            FeatureTableTruth(features=table, evidence=features),
+            {**meta, "request": "all", "count": sum(v.shown for v in counts.values())},
+            task="mtmf",
+        )
+    )
+    return Plan("stmf_presence", view, questions)
+
+
+# ------------------------------------------------------------------ answers and specs
+
+
+def format_presence(sample: Sample) -> str:
+    """Presence as its prompt asks: Yes or No on the first line."""
+    truth = sample.ground_truth
+    assert isinstance(truth, BooleanTruth)
+    return "Yes" if truth.value else "No"
+
+
+def format_names(sample: Sample) -> str:
+    """Name listing as its prompt asks: one name a line, "" for an unnamed feature, None when
+    the map shows none."""
+    truth = sample.ground_truth
+    assert isinstance(truth, NamesTruth)
+    if not truth.names:
+        return "None"
+    return "\n".join(n if n else '""' for n in truth.names)
+
+
+def _register() -> None:
+    from evaluators import map_features as mf
+
+    from .spec import TaskSpec, register_task
+
+    common: dict[str, Any] = {
+        "family": "map",
+        "track": "cartomapqa",
+        "generator": attempt_map_features,
+        "views": VIEW_GROUP,
+    }
+    register_task(
+        TaskSpec(
+            name="stmf_presence",
+            description="map features: is a type of place shown (yes/no, balanced)",
+            truth_kinds=frozenset({"boolean"}),
+            score=mf.presence_score,
+            modes={"original": mf.presence_score_original},
+            parse=mf.parse_presence,
+            answer_format=format_presence,
+            reduce=mf.presence_metrics,
+            metrics=("accuracy", "precision", "recall", "f1", "unanswered"),
+            group_by=("feature_type", "zoom"),
+            questions_per_map=2,
+            **common,
+        )
+    )
+    register_task(
+        TaskSpec(
+            name="stmf_count",
+            description="map features: how many of a type of place the map shows",
+            truth_kinds=frozenset({"count"}),
+            score=mf.count_score,
+            modes={"original": mf.count_score_original},
+            parse=mf.parse_count,
+            reduce=mf.count_metrics,
+            metrics=("rmse", "mae", "r2", "unanswered"),
+            group_by=("feature_type", "zoom"),
+            answer_space={"low": 0, "high": MAX_RANDOM_COUNT},
+            **common,
+        )
+    )
+    register_task(
+        TaskSpec(
+            name="stmf_names",
+            description="map features: the names the map writes for a type of place",
+            truth_kinds=frozenset({"names"}),
+            score=mf.names_score,
+            modes={"original": mf.names_score_original},
+            parse=mf.parse_names,
+            answer_format=format_names,
+            reduce=mf.names_metrics,
+            metrics=("precision", "recall", "f1", "fuzzy_f1", "unanswered"),
+            group_by=("feature_type", "zoom"),
+            **common,
+        )
+    )
+    register_task(
+        TaskSpec(
+            name="mtmf",
+            description="map features: counts and names of all 22 types at once, as JSON",
+            truth_kinds=frozenset({"feature_table"}),
+            score=mf.mtmf_score,
+            modes={"original": mf.mtmf_score_original},
+            parse=mf.parse_feature_map,
+            reduce=mf.mtmf_metrics,
+            metrics=("rmse", "r2", "precision", "recall", "f1", "unanswered"),
+            group_by=("zoom",),
+            answer_space={"low": 0, "high": MAX_RANDOM_COUNT},
+            **common,
+        )
+    )
+
+
+_register()

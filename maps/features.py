@@ -1,0 +1,631 @@
+"""Which map features (icons, areas, lines) and which of their names a rendered view shows.
+
+The map-feature tasks (STMF, MTMF) ask what a zoom-19 map shows, and the
+standard style drops icons and labels that collide, cuts them at the view's
+edge, and writes some names without their icon.  Ground truth is taken from
+the image's own tiles, by the method of ``../shared/spec/label-visibility.md``:
+
+1. The metatiles a view uses are drawn for its tiles with a
+   ``LabelCollisionDetector``, and the boxes of what Mapnik placed are kept
+   beside the tiles (``TileRenderer.placements``).
+2. Each of them is drawn again with a copy of the style in which only colours
+   change: every row of the POI icon layer (``amenity-points``), the point
+   label layer (``text-point``), the road-name layer (``roads-text-name``) and
+   the water-name layer (``water-lines-text``) gets a colour from a hash of its
+   OSM object (node, way or relation) and a salt, for its icon, its label text
+   and halo, at full opacity.  Layers that place nothing and lie under every
+   coded layer (fills, casings, buildings) are left out of the coded render:
+   they only paint the background.  The coded render's boxes must equal the
+   tiles' boxes (as sets), every metatile, every time (else ``LabelError``).
+3. Each box goes to the object whose code colour has the most exactly
+   matching pixels inside it; objects near the metatile must have distinct
+   colours under the salt (else the next salt).
+4. Per view: an icon *shows* when its box is attributed and at least
+   ``MIN_ICON_SHARE`` of it lies inside the view; less is *cut* (optional).
+   A point label shows when its box is wholly inside the view and every
+   metatile its box spans placed it alike (a seam never halves it unseen);
+   a line label (glyph by glyph) when as many glyphs as its name has letters
+   are inside.  Areas without an icon (parks) and lines (streams, rivers,
+   primary roads) show by their geometry in the view (``area_share``,
+   ``line_px``).
+
+``FeatureLabels.view(view)`` gives one ``DrawnObject`` per OSM object of the
+22 types (and their look-alikes) that the view meets, with what of it shows.
+How those make counts and name lists is ``cartoqa.tasks.poi``'s business.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import re
+import threading
+import time
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from cartoqa.errors import CartoqaError
+
+from .database import DatabaseError, lost_database
+from .labels import LabelError, _Glyph, _neighbours
+from .projection import TILE_PX, metres_per_pixel, pixel_box, pixel_to_m, tile_bounds_m
+from .style import style_xml
+from .tiles import BUFFER_PX, sorted_boxes
+
+if TYPE_CHECKING:
+    from .page import View
+    from .render import MapEngine
+
+__all__ = ["MIN_ICON_SHARE", "DrawnObject", "FeatureLabels", "ObjectRow"]
+
+log = logging.getLogger(__name__)
+
+Box = tuple[float, float, float, float]
+
+#: the least share of an icon's box inside the view for the icon to count as shown
+MIN_ICON_SHARE = 0.9
+#: renders of a metatile's coded copy before its placements are taken as unequal
+PLACEMENT_TRIES = 3
+SALTS = tuple(f"cf{i}" for i in range(8))
+#: an icon needs this many exact pixels of its code colour in its box to be attributed
+#: (an icon has hundreds; a stray antialiased pixel of another layer has one)
+MIN_ICON_PIXELS = 4
+
+#: coded layers: layer -> (code letter, the insertions into its SQL: (anchor, text after it))
+#: ``{c}`` in a text stands for the colour expression of that SQL's rows
+_POINT_SQL = (
+    ("(SELECT -- This subselect allows filtering on the feature column\n      way,\n",
+     "      cq_colour,\n"),
+    ("          ST_PointOnSurface(way) AS way,\n", "          {a} AS cq_colour,\n"),
+    ("      UNION ALL\n      SELECT\n          way,\n", "          {n} AS cq_colour,\n"),
+)  # fmt: skip
+_LAYERS = {
+    "amenity-points": ("i", _POINT_SQL),
+    "text-point": ("t", _POINT_SQL),
+    "roads-text-name": ("g", (("    name,\n    CASE\n      WHEN oneway", "{l} AS cq_colour,\n"),)),
+    "water-lines-text": ("g", (('    name,\n    "natural",\n', "    {l} AS cq_colour,\n"),)),
+}
+#: the part of an insertion's anchor the text goes after, where it is not the whole anchor
+_CUT_AFTER = {"    name,\n    CASE\n      WHEN oneway": "    name,\n"}
+
+#: the objects the coded layers can draw, and more (a superset only makes a re-salt likelier)
+_OBJECTS_SQL = """
+SELECT 'n', osm_id, name, amenity, shop, leisure, highway, waterway,
+       ST_X(way), ST_Y(way), ST_X(way), ST_Y(way)
+  FROM planet_osm_point
+UNION ALL
+SELECT 'a', osm_id, name, amenity, shop, leisure, highway, waterway,
+       ST_XMin(way), ST_YMin(way), ST_XMax(way), ST_YMax(way)
+  FROM planet_osm_polygon
+UNION ALL
+SELECT 'l', osm_id, name, amenity, shop, leisure, highway, waterway,
+       ST_XMin(way), ST_YMin(way), ST_XMax(way), ST_YMax(way)
+  FROM planet_osm_line
+  WHERE (name IS NOT NULL AND (highway IS NOT NULL OR waterway IS NOT NULL))
+     OR waterway IN ('stream', 'river') OR highway IN ('primary', 'primary_link')
+"""
+_TAG_KEYS = ("amenity", "shop", "leisure", "highway", "waterway")
+
+
+@dataclass(frozen=True)
+class ObjectRow:
+    """An OSM object as the database holds it."""
+
+    table: str
+    """"n" (planet_osm_point), "a" (planet_osm_polygon) or "l" (planet_osm_line)."""
+    osm_id: int
+    name: str
+    tags: dict[str, str]
+    x: float = 0.0
+    """EPSG:3857 x of its bounding box's centre."""
+    y: float = 0.0
+
+    @property
+    def ref(self) -> str:
+        """"node/1", "way/2" or "relation/3" (osm2pgsql negates relation ids)."""
+        if self.table == "n":
+            return f"node/{self.osm_id}"
+        return f"relation/{-self.osm_id}" if self.osm_id < 0 else f"way/{self.osm_id}"
+
+
+@dataclass
+class DrawnObject:
+    """One OSM object of interest that a view meets, and what of it the image shows."""
+
+    row: ObjectRow
+    icon: Box | None = None
+    """Its icon's box in image pixels, when the map drew its icon in or near the view."""
+    icon_share: float = 0.0
+    """The share of the icon's box inside the view."""
+    icon_pixels_only: bool = False
+    """Pixels of its icon show in the view but no placed box is its (drawn, then covered)."""
+    label: Box | None = None
+    """Its name's label box in image pixels, when one shows whole in the view."""
+    label_text: str = ""
+    """The label as the style writes it (stripped; a wrapped name's lines joined by a space)."""
+    label_partial: bool = False
+    """Some of a label of it shows, but none whole."""
+    area_share: float = 0.0
+    """Areas: the share of its area inside the view."""
+    view_share: float = 0.0
+    """Areas: the share of the view it covers."""
+    line_px: float = 0.0
+    """Lines: its drawn length inside the view, in pixels."""
+    total_px: float = 0.0
+    """Lines: its whole length, in pixels."""
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class _Placement:
+    key: tuple[str, int]  # (table, osm id)
+    kind: str  # "i" icon, "t" point label, "g" line-label glyph
+    box: Box  # world pixels
+    metatile: tuple[int, int, int]
+
+
+def _le(code: int) -> int:
+    """A colour 0xRRGGBB as the pixel word's low 24 bits hold it (0xBBGGRR)."""
+    return ((code & 0xFF) << 16) | (code & 0xFF00) | (code >> 16)
+
+
+def _be(word: int) -> int:
+    """The inverse of ``_le``."""
+    return _le(word)
+
+
+def _colour(salt: str, kind: str, table: str, osm_id: int) -> int:
+    """The code colour (0xRRGGBB) of an object's icon, label or glyphs, as the SQL makes it."""
+    return int(hashlib.md5(f"{salt}{kind}{table}{osm_id}".encode()).hexdigest()[:6], 16)
+
+
+def _sql_colour(salt: str, kind: str, table: str) -> str:
+    return f"'#' || substr(md5('{salt}{kind}{table}' || osm_id::text), 1, 6)"
+
+
+def _layer_block(xml: str, layer: str) -> tuple[int, int]:
+    start = xml.find(f'name="{layer}" srs=')
+    if start < 0:
+        raise LabelError(f"the style has no {layer!r} layer: is it openstreetmap-carto 5.x?")
+    return start, xml.index("</Layer>", start)
+
+
+def coded_xml(xml: str, salt: str) -> str:
+    """The style with the coded layers' icons and text coloured by their objects' hashes, and
+    the layers that place nothing and lie under all of them left out."""
+    for layer, (kind, inserts) in _LAYERS.items():
+        # the styles the layer draws with: code colours, full opacity
+        start, end = _layer_block(xml, layer)
+        styles = re.findall(r"<StyleName><!\[CDATA\[([^\]]+)\]\]></StyleName>", xml[start:end])
+        for style in styles:
+            s = xml.find(f'<Style filter-mode="first" name="{style}"')
+            e = xml.index("</Style>", s)
+            block = re.sub(
+                r'\s(?:halo-fill|fill|stroke|opacity|fill-opacity|stroke-opacity)="[^"]*"',
+                "",
+                xml[s:e],
+            )
+            block = re.sub(r'(<Style filter-mode="first" name="[^"]+")[^>]*>', r"\1>", block)
+            block = block.replace(
+                "<MarkersSymbolizer ", '<MarkersSymbolizer fill="[cq_colour]" '
+            ).replace(
+                "<TextSymbolizer ", '<TextSymbolizer fill="[cq_colour]" halo-fill="[cq_colour]" '
+            )
+            xml = xml[:s] + block + xml[e:]
+        start, end = _layer_block(xml, layer)
+        sql = xml[start:end]
+        for anchor, text in inserts:
+            if sql.count(anchor) != 1:
+                raise LabelError(f"the {layer!r} layer's SQL is not the one this code knows")
+            at = sql.index(anchor) + len(_CUT_AFTER.get(anchor, anchor))
+            text = text.format(
+                a=_sql_colour(salt, kind, "a"),
+                n=_sql_colour(salt, kind, "n"),
+                l=_sql_colour(salt, kind, "l"),
+            )
+            if anchor in _CUT_AFTER:
+                text = "    " + text
+            sql = sql[:at] + text + sql[at:]
+        xml = xml[:start] + sql + xml[end:]
+    return _without_background(xml)
+
+
+_PLACING = re.compile(r"<(?:TextSymbolizer|ShieldSymbolizer|MarkersSymbolizer|PointSymbolizer)")
+
+
+def _without_background(xml: str) -> str:
+    """Leave out the layers before the first coded one whose styles place nothing (fills and
+    strokes only): they paint what the coded pixels are drawn over, and never move a label."""
+    first = min(_layer_block(xml, layer)[0] for layer in _LAYERS)
+    styles = {
+        m.group(1): m.group(2)
+        for m in re.finditer(r'<Style filter-mode="first" name="([^"]+)"[^>]*>(.*?)</Style>',
+                             xml, re.S)
+    }  # fmt: skip
+    out, pos = [], 0
+    for m in re.finditer(r"  <Layer [^>]*>.*?</Layer>\n?", xml, re.S):
+        if m.start() >= first:
+            break
+        names = re.findall(r"<StyleName><!\[CDATA\[([^\]]+)\]\]></StyleName>", m.group(0))
+        if any(_PLACING.search(styles.get(n, "<MarkersSymbolizer")) for n in names):
+            continue  # keep it: it places something
+        out.append(xml[pos : m.start()])
+        pos = m.end()
+    out.append(xml[pos:])
+    return "".join(out)
+
+
+class FeatureLabels:
+    """Map-feature visibility for the views of one ``MapEngine`` (metatile results cached)."""
+
+    def __init__(self, engine: MapEngine, wanted: Any) -> None:
+        """``wanted(tags) -> bool``: the objects whose visibility is asked for (the 22 types
+        and their look-alikes); every object counts for the colour coding."""
+        import psycopg
+
+        self.engine = engine
+        conn = engine.database.connection
+        try:
+            with psycopg.connect(conn.conninfo(), connect_timeout=10) as c:
+                rows = list(c.execute(_OBJECTS_SQL))
+        except psycopg.OperationalError as exc:
+            lost = lost_database(conn, during="the map features were read for the label check")
+            why = f"reading map features from {conn.conninfo()}: {exc}"
+            raise lost or DatabaseError(why) from None
+        self._table = np.array([r[0] for r in rows])
+        self._ids = np.array([r[1] for r in rows], dtype=np.int64)
+        self._bbox = np.array([r[8:12] for r in rows], dtype=np.float64).reshape(-1, 4)
+        self.objects: dict[tuple[str, int], ObjectRow] = {}
+        for r in rows:
+            tags = {k: v for k, v in zip(_TAG_KEYS, r[3:8], strict=True) if v is not None}
+            if wanted(tags):
+                key = (r[0], int(r[1]))
+                self.objects[key] = ObjectRow(
+                    r[0],
+                    int(r[1]),
+                    (r[2] or "").strip(),
+                    tags,
+                    (float(r[8]) + float(r[10])) / 2,
+                    (float(r[9]) + float(r[11])) / 2,
+                )
+        self._xml_plain = style_xml(engine.style, conn)
+        self._maps: dict[str, Any] = {}
+        self._cache: dict[tuple[int, int, int], list[_Placement]] = {}
+        self._pixels: dict[tuple[int, int, int], dict[tuple[str, int], np.ndarray]] = {}
+        self._lock = threading.Lock()
+        self.seconds = 0.0
+        """Time spent coding and reading metatiles."""
+        self.resalted = 0
+
+    # ------------------------------------------------------------ metatiles
+
+    def _map(self, salt: str) -> Any:
+        import mapnik
+
+        if salt not in self._maps:
+            size = self.engine.tiles.metatile * TILE_PX
+            m = mapnik.Map(size, size)
+            xml = coded_xml(self._xml_plain, salt)
+            mapnik.load_map_from_string(m, xml, True, str(self.engine.style.folder) + "/")
+            m.buffer_size = BUFFER_PX
+            self._maps[salt] = m
+        return self._maps[salt]
+
+    def _coding(self, z: int, mx: int, my: int, n: int) -> tuple[str, dict[int, tuple]]:
+        x0, y0, x1, y1 = tile_bounds_m(z, mx, my, n, n)
+        pad = 2 * BUFFER_PX * metres_per_pixel(z)
+        b = self._bbox
+        near = (b[:, 0] <= x1 + pad) & (b[:, 2] >= x0 - pad)
+        near &= (b[:, 1] <= y1 + pad) & (b[:, 3] >= y0 - pad)
+        keys = sorted({(str(t), int(i)) for t, i in zip(self._table[near], self._ids[near],
+                                                          strict=True)})  # fmt: skip
+        for salt in SALTS:
+            codes: dict[int, tuple] = {}
+            for t, i in keys:
+                for kind in ("i", "t", "g") if t != "l" else ("g",):
+                    codes[_colour(salt, kind, t, i)] = (kind, t, i)
+            if len(codes) == sum(1 if t == "l" else 3 for t, _ in keys):
+                return salt, codes
+            self.resalted += 1
+        raise LabelError(  # pragma: no cover - needs thousands of objects in one metatile
+            f"metatile {z}/{mx}/{my}: {len(keys)} objects, and under each of {len(SALTS)} "
+            "salts two share a colour; their icons and labels cannot be told apart"
+        )
+
+    def _render(self, salt: str, z: int, mx: int, my: int, n: int) -> tuple[Any, list]:
+        import mapnik
+
+        try:
+            m = self._map(salt)
+            size = n * TILE_PX
+            if (m.width, m.height) != (size, size):
+                m.resize(size, size)
+            m.zoom_to_box(mapnik.Box2d(*tile_bounds_m(z, mx, my, n, n)))
+            image = mapnik.Image(size, size)
+            detector = mapnik.LabelCollisionDetector(m)
+            mapnik.render_with_detector(m, image, detector)
+        except RuntimeError as exc:
+            lost = lost_database(
+                self.engine.database.connection,
+                during=f"map features were checked (metatile {z}/{mx}/{my})",
+            )
+            if lost is not None:
+                raise lost from None
+            raise LabelError(
+                f"Mapnik could not render metatile {z}/{mx}/{my} for the feature check: "
+                f"{str(exc)[:600]}"
+            ) from None
+        return image, sorted_boxes(detector.boxes())
+
+    def _metatile(self, z: int, mx: int, my: int, wanted: list[tuple[int, int]]) -> None:
+        """Code one metatile: its placements attributed, and where each object's icon pixels
+        are (for icons drawn but covered)."""
+        n = min(self.engine.tiles.metatile, 2**z)
+        key = self.engine.tiles.placements(z, mx, my, wanted)
+        salt, codes = self._coding(z, mx, my, n)
+        for _ in range(PLACEMENT_TRIES):
+            image, coded = self._render(salt, z, mx, my, n)
+            if coded == key:
+                break
+            log.warning("metatile %s/%s/%s: coded placement differed; rendering again", z, mx, my)
+        else:
+            raise LabelError(
+                f"the colour-coded render placed icons and labels differently from the tiles in "
+                f"metatile {z}/{mx}/{my} {PLACEMENT_TRIES} times; what the map shows there "
+                "cannot be known exactly"
+            )
+        size = n * TILE_PX
+        # each pixel as one little-endian word, R | G << 8 | B << 16 | A << 24; only opaque
+        # pixels can be code colours, and the coded render paints few (no fills, no roads)
+        words = np.frombuffer(image.to_string(), dtype="<u4")
+        opaque = np.flatnonzero((words >> 24) == 255)
+        rgb = (words[opaque] & 0xFFFFFF).astype(np.int64)
+        order = np.array(sorted(_le(c) for c in codes), dtype=np.int64)
+        owner = [codes[_be(int(c))] for c in order]
+        placements: list[_Placement] = []
+        icon_px: dict[tuple[str, int], np.ndarray] = {}
+        ox, oy = mx * TILE_PX, my * TILE_PX
+        if len(order):
+            at = np.clip(np.searchsorted(order, rgb), 0, len(order) - 1)
+            hit = order[at] == rgb
+            index = np.full(size * size, -1, dtype=np.int32)
+            index[opaque[hit]] = at[hit]
+            index = index.reshape(size, size)
+            for x0, y0, x1, y1 in key:
+                ix0, iy0 = max(0, int(x0)), max(0, int(y0))
+                ix1, iy1 = min(size, int(np.ceil(x1))), min(size, int(np.ceil(y1)))
+                if ix1 <= ix0 or iy1 <= iy0:
+                    continue
+                votes = index[iy0:iy1, ix0:ix1]
+                votes = votes[votes >= 0]
+                if not votes.size:
+                    continue
+                counts = np.bincount(votes)
+                best = int(counts.argmax())
+                kind, t, i = owner[best]
+                if kind == "i" and counts[best] < MIN_ICON_PIXELS:
+                    continue
+                box = (x0 + ox, y0 + oy, x1 + ox, y1 + oy)
+                placements.append(_Placement((t, i), kind, box, (z, mx, my)))
+            # icon pixels of objects of interest with no icon box here: an icon drawn and
+            # then covered by another shows only so
+            boxed = {p.key for p in placements if p.kind == "i"}
+            lost = np.zeros(len(owner), dtype=bool)
+            for j, (kind, t, i) in enumerate(owner):
+                lost[j] = kind == "i" and (t, i) in self.objects and (t, i) not in boxed
+            if lost.any():
+                hit = index >= 0
+                hit[hit] = lost[index[hit]]
+                ys, xs = np.nonzero(hit)
+                who = index[ys, xs]
+                for j in np.unique(who):
+                    _, t, i = owner[int(j)]
+                    sel = who == j
+                    icon_px[(t, i)] = np.stack([xs[sel] + ox, ys[sel] + oy], axis=1)
+        with self._lock:
+            self._cache[(z, mx, my)] = placements
+            self._pixels[(z, mx, my)] = dict(icon_px)
+
+    # ------------------------------------------------------------ views
+
+    def view(
+        self, view: View, covers: list[Box] | None = None
+    ) -> list[DrawnObject]:
+        """Every object of interest the view meets, with what of it shows (see the module's
+        notes), in a stable order (table, id).  ``covers``: boxes in image pixels drawn over
+        the map (default the page's controls, ``maps.page.CONTROL_BOXES``, and the markers'
+        pins where the view has markers): an icon or label under one is not wholly shown."""
+        from .page import CONTROL_BOXES, PIN_BOX_PX
+        tiles = self.engine.tiles
+        z = view.zoom
+        x0, y0, _, _ = pixel_box(view.center, z, view.width, view.height)
+        x0, y0 = round(x0), round(y0)  # Leaflet rounds the map's pixel origin
+        x1, y1 = x0 + view.width, y0 + view.height
+        if covers is None:
+            covers = list(CONTROL_BOXES.values())
+            for m in view.markers:
+                mx, my = view.pixel(m.lat, m.lon)
+                a, b, c, e = PIN_BOX_PX
+                covers.append((mx + a, my + b, mx + c, my + e))
+        hidden = [(c[0] + x0, c[1] + y0, c[2] + x0, c[3] + y0) for c in covers]  # world px
+        wanted: dict[tuple[int, int, int], list[tuple[int, int]]] = defaultdict(list)
+        for tx in range(int(x0 // TILE_PX), int((x1 - 1) // TILE_PX) + 1):
+            for ty in range(int(y0 // TILE_PX), int((y1 - 1) // TILE_PX) + 1):
+                wanted[tiles.metatile_of(z, tx, ty)].append((tx, ty))
+        placed: list[_Placement] = []
+        covered: dict[tuple[str, int], list[np.ndarray]] = defaultdict(list)
+        for key in sorted(wanted):
+            with self._lock:
+                done = key in self._cache
+            if not done:
+                t0 = time.perf_counter()
+                self._metatile(*key, wanted[key])
+                with self._lock:
+                    self.seconds += time.perf_counter() - t0
+            placed += self._cache[key]
+            for k, px in self._pixels[key].items():
+                covered[k].append(px)
+        n = min(tiles.metatile, 2**z)
+
+        def own(p: _Placement) -> Box:
+            _, mx, my = p.metatile
+            return (mx * TILE_PX, my * TILE_PX, (mx + n) * TILE_PX, (my + n) * TILE_PX)
+
+        def shown_by_tiles(p: _Placement, same: list[_Placement]) -> bool:
+            """Whether the tiles show the whole box: every metatile its box spans placed it."""
+            for mt in wanted:
+                _, mx, my = mt
+                area = (mx * TILE_PX, my * TILE_PX, (mx + n) * TILE_PX, (my + n) * TILE_PX)
+                if _overlap(p.box, area) and not any(
+                    q.metatile == mt and _near(q.box, p.box) for q in same
+                ):
+                    return False
+            return True
+
+        by_key: dict[tuple[str, int], list[_Placement]] = defaultdict(list)
+        for p in placed:
+            by_key[p.key].append(p)
+        view_box = (x0, y0, x1, y1)
+        out: dict[tuple[str, int], DrawnObject] = {}
+        for k, ps in by_key.items():
+            if k not in self.objects:
+                continue
+            d = DrawnObject(self.objects[k])
+            # icons: from the metatile whose own area holds the box's centre
+            icons = [p for p in ps if p.kind == "i" and _centre_in(p.box, own(p))]
+            best = max(icons, key=lambda p: _share(p.box, view_box), default=None)
+            if best is not None and _share(best.box, view_box) > 0:
+                d.icon = _shift(best.box, x0, y0)
+                under = sum(_share(best.box, c) for c in hidden)
+                d.icon_share = round(max(0.0, _share(best.box, view_box) - under), 3)
+                if under > 0:
+                    d.notes.append("icon_under_control")
+                if d.icon_share < 1 and not shown_by_tiles(best, icons):
+                    d.notes.append("icon_split_by_seam")
+            texts = [p for p in ps if p.kind == "t" and _centre_in(p.box, own(p))]
+            for p in texts:
+                if not _overlap(p.box, view_box):
+                    continue
+                clear = not any(_overlap(p.box, c) for c in hidden)
+                if (
+                    _inside(p.box, view_box)
+                    and clear
+                    and shown_by_tiles(p, [q for q in ps if q.kind == "t"])
+                ):
+                    d.label = _shift(p.box, x0, y0)
+                    d.label_text = _label_text(d.row.name)
+                    break
+                d.label_partial = True
+            glyphs = [p for p in ps if p.kind == "g" and _centre_in(p.box, own(p))]
+            if glyphs:
+                letters = len(re.sub(r"\s", "", d.row.name))
+                for group in _neighbours([_Glyph(0, p.box, True) for p in glyphs]):
+                    boxes = [g.box for g in group]
+                    inside = [b for b in boxes if _inside(b, view_box)]
+                    if not any(_overlap(b, view_box) for b in boxes):
+                        continue
+                    clear = not any(_overlap(b, c) for b in boxes for c in hidden)
+                    if len(boxes) >= letters and len(inside) == len(boxes) and clear:
+                        union = (min(b[0] for b in boxes), min(b[1] for b in boxes),
+                                 max(b[2] for b in boxes), max(b[3] for b in boxes))  # fmt: skip
+                        d.label = _shift(union, x0, y0)
+                        d.label_text = _label_text(d.row.name)
+                        d.label_partial = False
+                        break
+                    d.label_partial = True
+            if d.icon or d.label or d.label_partial:
+                out[k] = d
+        # icons drawn, then covered by another (pixels of theirs show; no box is theirs)
+        for k, arrays in covered.items():
+            if k in out and out[k].icon is not None:
+                continue
+            px = np.concatenate(arrays)
+            seen = (px[:, 0] >= x0) & (px[:, 0] < x1) & (px[:, 1] >= y0) & (px[:, 1] < y1)
+            if int(seen.sum()) >= MIN_ICON_PIXELS:
+                d = out.setdefault(k, DrawnObject(self.objects[k]))
+                d.icon_pixels_only = True
+        self._geometry(view, view_box, out)
+        return [out[k] for k in sorted(out)]
+
+    def _geometry(
+        self, view: View, box: tuple[float, float, float, float], out: dict[tuple, DrawnObject]
+    ) -> None:
+        """Areas and lines of interest in the view: their share inside, their length inside."""
+        import psycopg
+
+        z = view.zoom
+        res = metres_per_pixel(z)
+
+        minx, maxy = pixel_to_m(box[0], box[1], z)
+        maxx, miny = pixel_to_m(box[2], box[3], z)
+        env = f"ST_MakeEnvelope({minx}, {miny}, {maxx}, {maxy}, 3857)"
+        ids = {t: [i for (tt, i) in self.objects if tt == t] for t in ("a", "l")}
+        sql = f"""
+            SELECT 'a', osm_id, ST_Area(ST_Intersection(way, {env})), ST_Area(way), 0, 0
+              FROM planet_osm_polygon WHERE way && {env} AND osm_id = ANY(%(a)s)
+            UNION ALL
+            SELECT 'l', osm_id, 0, 0, ST_Length(ST_Intersection(way, {env})), ST_Length(way)
+              FROM planet_osm_line WHERE way && {env} AND osm_id = ANY(%(l)s)
+        """
+        conn = self.engine.database.connection
+        try:
+            with psycopg.connect(conn.conninfo(), connect_timeout=10) as c:
+                rows = list(c.execute(sql, {"a": ids["a"], "l": ids["l"]}))
+        except psycopg.OperationalError as exc:
+            lost = lost_database(conn, during="map features' areas were measured")
+            raise lost or DatabaseError(f"measuring areas in {conn.conninfo()}: {exc}") from None
+        view_area = (maxx - minx) * (maxy - miny)
+        for t, i, inter, area, inside_len, length in rows:
+            k = (t, int(i))
+            if t == "a" and inter <= 0:
+                continue
+            if t == "l" and inside_len <= 0:
+                continue
+            d = out.setdefault(k, DrawnObject(self.objects[k]))
+            if t == "a":
+                d.area_share = round(float(inter) / float(area), 4) if area else 0.0
+                d.view_share = round(float(inter) / view_area, 4)
+            else:
+                d.line_px = round(float(inside_len) / res, 1)
+                d.total_px = round(float(length) / res, 1)
+
+
+def _label_text(name: str) -> str:
+    """A label as the style writes it, for an answer: stripped, lines joined by a space."""
+    return re.sub(r"\s+", " ", name).strip()
+
+
+def _shift(b: Box, x0: float, y0: float) -> Box:
+    return (round(b[0] - x0, 1), round(b[1] - y0, 1), round(b[2] - x0, 1), round(b[3] - y0, 1))
+
+
+def _overlap(a: Box, b: Box) -> bool:
+    return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
+
+
+def _inside(a: Box, b: Box) -> bool:
+    return a[0] >= b[0] and a[1] >= b[1] and a[2] <= b[2] and a[3] <= b[3]
+
+
+def _centre_in(a: Box, b: Box) -> bool:
+    cx, cy = (a[0] + a[2]) / 2, (a[1] + a[3]) / 2
+    return b[0] <= cx < b[2] and b[1] <= cy < b[3]
+
+
+def _near(a: Box, b: Box) -> bool:
+    return all(abs(p - q) < 0.5 for p, q in zip(a, b, strict=True))
+
+
+def _share(a: Box, b: Box) -> float:
+    """The share of box ``a``'s area inside box ``b``."""
+    w = max(0.0, min(a[2], b[2]) - max(a[0], b[0]))
+    h = max(0.0, min(a[3], b[3]) - max(a[1], b[1]))
+    area = (a[2] - a[0]) * (a[3] - a[1])
+    return w * h / area if area > 0 else 0.0
+
+
+class FeatureError(CartoqaError):
+    """A view's features could not be read."""
