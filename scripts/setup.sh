@@ -4,7 +4,8 @@
 #   bash scripts/setup.sh main   Debian packages, npm assets, and a virtual environment (.venv)
 #                                with the core install: what `cartoqa demo` and API runs use.
 #   bash scripts/setup.sh test   the same plus every extra but `gpu`: local (torch, transformers),
-#                                symbols (open_clip), api (anthropic, google-genai), dev (pytest...).
+#                                symbols (open_clip), api (anthropic, google-genai), dev (pytest...),
+#                                and Tesseract (tesseract-ocr, tesseract-ocr-eng) for the `ocr` baseline.
 #
 # Idempotent: a second run checks what is there and installs nothing new.
 # Settings: CARTOQA_VENV (default .venv), PYTHON (default: the newest python3.11+ on PATH),
@@ -27,6 +28,8 @@ APT_PACKAGES=(
   postgresql postgresql-15-postgis-3 postgis osm2pgsql openstreetmap-carto-common
   fonts-noto-core fonts-noto-ui-core fonts-dejavu-core chromium chromium-headless-shell osmium-tool gdal-bin
 )
+# the test setup's extras: Tesseract for the `ocr` baseline model (the main install never needs it)
+if [ "$MODE" = test ]; then APT_PACKAGES+=(tesseract-ocr tesseract-ocr-eng); fi
 
 say() { printf '\033[1msetup:\033[0m %s\n' "$*"; }
 die() { printf 'setup: FAILED: %s\n' "$*" >&2; exit 1; }

@@ -17,7 +17,7 @@ SPEC_FORMS = (
     "server), anthropic:MODEL (ANTHROPIC_API_KEY), anthropic:MODEL@http://HOST:PORT (a server "
     "speaking the Anthropic Messages API, without /v1), google:MODEL (GOOGLE_API_KEY), "
     "google:MODEL@http://HOST:PORT (a server speaking the Gemini API), hf:HUB_ID_OR_FOLDER, "
-    "vllm:HUB_ID_OR_FOLDER, oracle, random[:SEED], constant:TEXT"
+    "vllm:HUB_ID_OR_FOLDER, oracle, ocr (Tesseract), random[:SEED], constant:TEXT"
 )
 
 
@@ -59,6 +59,10 @@ def load_model(
         from .baselines import OracleModel
 
         return OracleModel()
+    if provider == "ocr" and not sep:
+        from .ocr import OcrModel
+
+        return OcrModel()
     if provider == "random":
         from .baselines import RandomModel
 
