@@ -56,6 +56,7 @@ from cartoqa.geodesy import parse_coordinate
 from cartoqa.records import (
     ChoiceTruth,
     CoordinateTruth,
+    FeatureCount,
     FeatureTableTruth,
     GroupingTruth,
     NumberTruth,
@@ -459,14 +460,24 @@ def _match_values(truth: ValuesTruth, parsed: Any) -> bool:
 
 
 def _match_feature_table(truth: FeatureTableTruth, parsed: Any) -> bool:
-    if set(parsed) != set(truth.features):
-        return False
-    return all(
-        isinstance(parsed[k], dict)
-        and parsed[k].get("count") == v.count
-        and _names(parsed[k].get("names", [])) == _names(v.names)
-        for k, v in truth.features.items()
-    )
+    """Every type's count within [count, count + optional_count] and its names the required
+    ones plus any of the optional ones; a type the answer leaves out counts as 0, none; a
+    type the truth does not have must be 0, none."""
+    empty = FeatureCount(count=0)
+    for k in set(truth.features) | set(parsed):
+        got = parsed.get(k, {"count": 0, "names": []})
+        want = truth.features.get(k, empty)
+        if not (
+            isinstance(got, dict)
+            and isinstance(got.get("count"), int | float)
+            and want.count <= got["count"] <= want.count + want.optional_count
+        ):
+            return False
+        names = _names(got.get("names", []))
+        required = _names(want.names)
+        if required - names or names - required - _names(want.optional_names):
+            return False
+    return True
 
 
 def _match_road_pair(truth: RoadPairTruth, parsed: Any) -> bool:

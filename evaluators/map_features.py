@@ -58,7 +58,7 @@ An unreadable answer (or none): wrong, ``why`` "unreadable: ..." (or "no respons
 ``predicted`` None; a count then counts as 0 in the errors (``error`` is the distance of 0
 to the range), names score 0 on precision, recall and F1 (also when the truth has none),
 and an MTMF map counts 0 of each type with no names.  The reduce functions report the
-share of such answers as ``unanswered`` (a fraction of n).
+number of such answers as ``unanswered`` (a count, as RLE counts its).
 
 Reduce functions (rows of (sample, score) -> metrics, the same for both modes):
 ``presence_metrics`` (accuracy; precision, recall and F1 macro over yes/no, the classes
@@ -334,6 +334,13 @@ def _count_value(digits: str | None, word: str | None, no: str | None, text: str
     return int(value)
 
 
+def _with_exponent(text: str, start: int, digits: str) -> str:
+    """The count's digits with the exponent written after them ("3e1", "4.0E+0"), as one
+    number for ``_count_value`` to check: 3e1 is thirty, not three."""
+    m = re.compile(r"[0-9][0-9,]*(?:\.[0-9]+)?[eE][+-]?[0-9]{1,4}\b").match(text, start)
+    return m.group(0) if m else digits
+
+
 def _decimal_follows(text: str, end: int) -> bool:
     return bool(re.match(r"[.,]\d", text[end : end + 2]))
 
@@ -355,6 +362,8 @@ def parse_count(sample: Sample, response: str) -> int:
             digits = m.group(1)
             if digits is not None and _decimal_follows(text, m.end(1)):
                 raise AnswerParseError(f"a count that is not an integer: {text[:40]!r}")
+            if digits is not None:
+                digits = _with_exponent(text, m.start(1), digits)
             return _count_value(digits, m.group(2), m.group(3), text)
     first = _clean(lines[0])
     numbers = list(_ANY_DIGITS.finditer(first[:1000]))
@@ -770,7 +779,7 @@ def _mtmf_values(
         "r2": _r2(sse, trues),
     }
     if original:
-        true_names = [n for t in types for n in truth[t].names]
+        true_names = [n for t in types for n in truth[t].names if n]  # see _release_truth
         pred_names = [n.strip() for t in types for n in pred[t]["names"] if n.strip()]
         p = _release_precision(true_names, pred_names)
         r = sum(1 for n in true_names if n in pred_names) / len(true_names) if true_names else 1.0
@@ -813,14 +822,15 @@ def mtmf_score(sample: Sample, response: str | None) -> SampleScore:
 # ------------------------------------------------------------------ reduce
 
 
-def _unanswered(rows: Rows) -> float:
-    return _mean([float(r[1].values.get("predicted") is None) for r in rows])
+def _unanswered(rows: Rows) -> int:
+    """Answers that could not be read (counted apart from wrong ones, as RLE counts its)."""
+    return sum(r[1].values.get("predicted") is None for r in rows)
 
 
 def _extras(rows: Rows, out: dict[str, float]) -> dict[str, float]:
     for key in ("drawn_at_random", "crashed"):
         if any(key in r[1].values for r in rows):
-            out[key] = float(sum(1 for r in rows if r[1].values.get(key)))
+            out[key] = sum(1 for r in rows if r[1].values.get(key))
     return out
 
 
@@ -832,7 +842,7 @@ def presence_metrics(rows: Rows) -> dict[str, float]:
     """n, accuracy, macro precision, recall and F1 over yes and no (the classes present
     among the truths and readable answers, as ``sklearn``'s ``average='macro'``; an
     unreadable answer is a miss of its true class and nobody's false positive), and the
-    share unanswered."""
+    number unanswered."""
     pairs = [(r[1].values.get("predicted"), r[1].values.get("truth")) for r in rows]
     classes = sorted(
         {t for _, t in pairs if t is not None} | {p for p, _ in pairs if p is not None}
@@ -850,7 +860,7 @@ def presence_metrics(rows: Rows) -> dict[str, float]:
             )
         )
     out = {
-        "n": float(len(rows)),
+        "n": len(rows),
         "accuracy": _mean([float(bool(r[1].correct)) for r in rows]),
         "precision": _mean([c[0] for c in per_class]),
         "recall": _mean([c[1] for c in per_class]),
@@ -863,12 +873,12 @@ def presence_metrics(rows: Rows) -> dict[str, float]:
 def count_metrics(rows: Rows) -> dict[str, float]:
     """n, RMSE, MAE and r^2 pooled over the questions (the error: each score's ``error``,
     an unreadable answer's that of 0; r^2 = 1 - SSE / SST about the mean true value, 1.0 or
-    0.0 when SST is 0, nan for fewer than two), and the share unanswered."""
+    0.0 when SST is 0, nan for fewer than two), and the number unanswered."""
     errors = [float(r[1].values.get("error") or 0.0) for r in rows]
     truths = [float(r[1].values.get("truth") or 0.0) for r in rows]
     sse = sum(e * e for e in errors)
     out = {
-        "n": float(len(rows)),
+        "n": len(rows),
         "rmse": math.sqrt(sse / len(rows)) if rows else math.nan,
         "mae": _mean([abs(e) for e in errors]),
         "r2": _r2(sse, truths),
@@ -879,8 +889,8 @@ def count_metrics(rows: Rows) -> dict[str, float]:
 
 def names_metrics(rows: Rows) -> dict[str, float]:
     """n, the means over questions of precision, recall, F1 and their fuzzy forms (when the
-    scores carry them), and the share unanswered."""
-    out = {"n": float(len(rows))}
+    scores carry them), and the number unanswered."""
+    out = {"n": len(rows)}
     for key in ("precision", "recall", "f1", "fuzzy_precision", "fuzzy_recall", "fuzzy_f1"):
         if not rows or any(key in r[1].values for r in rows):
             out[key] = _mean_of(rows, key)
@@ -891,7 +901,7 @@ def names_metrics(rows: Rows) -> dict[str, float]:
 def mtmf_metrics(rows: Rows) -> dict[str, float]:
     """n, the means over maps of RMSE, r^2, precision, recall and F1, and the share
     unanswered (``crashed``, a count, in original mode)."""
-    out = {"n": float(len(rows))}
+    out = {"n": len(rows)}
     for key in ("rmse", "r2", "precision", "recall", "f1"):
         out[key] = _mean([float(v) for r in rows if (v := r[1].values.get(key)) is not None])
     out["unanswered"] = _unanswered(rows)
@@ -1008,6 +1018,17 @@ def _release_precision(true: Sequence[str], pred: Sequence[str]) -> float:
     return len(set(true) & set(pred)) / len(pred)
 
 
+def _release_truth(names: Sequence[str]) -> list[str]:
+    """A truth's names as the release's truth lists hold them: names only.  The published
+    parser drops every ``""`` an answer writes, so a ``""`` in the truth could never be
+    matched and would cap even a perfect answer; unnamed features are counted by the
+    counting questions.  Repeated names stay: the published precision counts a name once
+    in its numerator and every time in its denominator, so a perfect answer that lists two
+    branches of one brand scores below 1 there (a defect of the published arithmetic that
+    this mode reproduces)."""
+    return [n for n in names if n]
+
+
 def names_score_original(sample: Sample, response: str | None) -> SampleScore:
     """STMF name listing by the published arithmetic: precision over the predicted lines
     (duplicates lower it), recall by substring of the raw response, exact and
@@ -1016,7 +1037,7 @@ def names_score_original(sample: Sample, response: str | None) -> SampleScore:
     assert isinstance(truth, NamesTruth)
     text = response or ""
     pred = _release_names(text)
-    true = list(truth.names)
+    true = _release_truth(truth.names)
     p = _release_precision(true, pred)
     r = sum(1 for n in true if n in text) / len(true) if true else 1.0
     f = _f1(p, r)

@@ -11,6 +11,7 @@ from cartoqa.records import (
     BooleanTruth,
     ChoiceTruth,
     CoordinateTruth,
+    CountTruth,
     FeatureCount,
     FeatureTableTruth,
     GroupingTruth,
@@ -33,7 +34,7 @@ PROV = Provenance(generator="tests", seed=0)
 # (task, ground truth, question) covering every kind, and tasks with their own answer layout
 CASES = [
     ("distance", NumberTruth(value=1234.567, unit="km", equivalents={"mi": 767.123}), "How far?"),
-    ("stmf_count", NumberTruth(value=3), "How many banks are on the map?"),
+    ("stmf_count", CountTruth(value=3, feature_type="bank"), "How many banks are on the map?"),
     ("rle", NumberTruth(value=412.5, unit="m"), "How long is the blue path, in metres?"),
     ("stmf_presence", BooleanTruth(value=False), "Is there a hospital on the map?"),
     (

@@ -13,12 +13,14 @@ PACKAGES = ("cartoqa", "maps", "symbols", "annotations", "evaluators")
 #: where a task's own generator, spec and scorer live, and the registry itself
 OWN = {
     "cartoqa/tasks/navigation.py",  # SRN, RLE, MML: generators and specs
+    "cartoqa/tasks/poi.py",  # STMF (three requests) and MTMF: generator and specs
     "cartoqa/tasks/gps/pure.py",
     "cartoqa/tasks/gps/applied.py",
     "cartoqa/tasks/gps/generate.py",
     "cartoqa/tasks/gps/_specs.py",
     "cartoqa/records/tasks.py",  # the schema's truth kinds (the registry's lower half)
     "evaluators/navigation.py",  # the map tasks' scorers
+    "evaluators/map_features.py",  # STMF's and MTMF's scorers
     "evaluators/gps.py",  # the GPS tasks' scorer
     "cartoqa/geodesy/__init__.py",  # exports the function bounding_box, not the task
 }

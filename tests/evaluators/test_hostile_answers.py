@@ -22,6 +22,7 @@ from cartoqa.records import (
     TASK_TRUTH_KINDS,
     BooleanTruth,
     ChoiceTruth,
+    CountTruth,
     FeatureCount,
     FeatureTableTruth,
     Metadata,
@@ -105,7 +106,7 @@ def _map_samples() -> list[Sample]:
     return [
         _sample("mfs", "mfs", ChoiceTruth(answer="B", options={"A": "bank", "B": "cafe"})),
         _sample("presence", "stmf_presence", BooleanTruth(value=True)),
-        _sample("count", "stmf_count", NumberTruth(value=3)),
+        _sample("count", "stmf_count", CountTruth(value=3, feature_type="bank")),
         _sample("names", "stmf_names", NamesTruth(names=["Café Noir", ""])),
         _sample(
             "mtmf",
@@ -192,9 +193,15 @@ _RATES = {
     "1-MAPE",
     "province accuracy",
     "country accuracy",
+    "precision",
+    "recall",
+    "f1",
+    "fuzzy_precision",
+    "fuzzy_recall",
+    "fuzzy_f1",
 }
 _ERRORS = {"rmse", "mae", "mape", "r2"}
-_COUNTS = {"n", "unanswered", "tasks", "crashed", "missing", "tracks"}
+_COUNTS = {"n", "unanswered", "tasks", "crashed", "missing", "tracks", "drawn_at_random"}
 
 
 def _assert_in_range(scores: dict) -> None:

@@ -157,7 +157,7 @@ def test_presence_metrics_classes_as_sklearn_takes_them_and_unreadable_answers()
         (presence(False, "b"), presence_score(presence(False), "No")),
     ]
     m = presence_metrics(rows)
-    assert m["accuracy"] == 0.5 and m["unanswered"] == 0.5
+    assert m["accuracy"] == 0.5 and m["unanswered"] == 1
     assert m["f1"] == pytest.approx(0.5) and m["recall"] == pytest.approx(0.5)
     assert math.isnan(presence_metrics([])["f1"])
 
@@ -224,7 +224,7 @@ def test_count_metrics_pooled_against_a_hand_computation():
     truths = [1, 2, 3, 6]
     sse = sum(e * e for e in errors)
     sst = sum((t - 3) ** 2 for t in truths)
-    assert m["n"] == 4 and m["unanswered"] == 0.25
+    assert m["n"] == 4 and m["unanswered"] == 1
     assert m["rmse"] == pytest.approx(math.sqrt(sse / 4))
     assert m["mae"] == pytest.approx(9 / 4)
     assert m["r2"] == pytest.approx(1 - sse / sst)
@@ -336,7 +336,7 @@ def test_names_unreadable_answers_score_zero_and_count_as_unanswered():
         "fuzzy_precision": 0.5,
         "fuzzy_recall": 0.5,
         "fuzzy_f1": 0.5,
-        "unanswered": 0.5,
+        "unanswered": 1,
     }
 
 
@@ -426,7 +426,7 @@ def test_mtmf_r2_edge_cases_and_metrics():
     unread = mtmf_score(empty, "no table")
     assert unread.values["r2"] == 1.0 and unread.values["f1"] == 0.0  # counted as zeros
     m = mtmf_metrics([(empty, nothing), (empty, unread)])
-    assert m["n"] == 2 and m["unanswered"] == 0.5 and m["f1"] == 0.5 and m["rmse"] == 0.0
+    assert m["n"] == 2 and m["unanswered"] == 1 and m["f1"] == 0.5 and m["rmse"] == 0.0
     assert "crashed" not in m
 
 
@@ -481,12 +481,15 @@ def test_quirks_of_the_published_arithmetic_on_oracle_answers():
     s = names(["Starbucks", "Starbucks"])
     assert names_score(s, "Starbucks\nStarbucks").values["f1"] == 1.0
     assert names_score_original(s, "Starbucks\nStarbucks").values["precision"] == 0.5
-    # one unnamed feature: `""` is dropped, so an empty prediction against a non-empty truth
+    # one unnamed feature: the answer's `""` is dropped by the published parser, and the
+    # truth, as the release's lists hold it, is names only: nothing against nothing, 1
     v = names_score_original(names([""]), '""').values
-    assert (v["precision"], v["recall"]) == (0.0, 1.0)
-    # MTMF pools the truth's empty names but drops the answer's: recall by membership misses
+    assert (v["precision"], v["recall"], v["f1"]) == (1.0, 1.0, 1.0)
+    v = names_score_original(names(["", "A"]), '""\nA').values
+    assert (v["precision"], v["recall"]) == (1.0, 1.0)
+    # MTMF: the truth's empty names are not pooled either, so the oracle's recall is whole
     v = mtmf_score_original(table(MTMF), table(MTMF).ground_truth.answer_text()).values
-    assert v["recall"] == pytest.approx(2 / 3) and v["precision"] == 1.0
+    assert v["recall"] == 1.0 and v["precision"] == 1.0
 
 
 # ------------------------------------------------------------------ original mode by hand
@@ -585,9 +588,10 @@ def test_original_mtmf_against_a_hand_computation_and_crashes():
     # errors 1 (bank), 1 (coffee: no optional range), 1 (restaurant)
     sst = 5 - 22 * (3 / 22) ** 2
     assert v["rmse"] == pytest.approx(math.sqrt(3 / 22)) and v["r2"] == pytest.approx(1 - 3 / sst)
-    # pooled: true [Nordea, "", Café Noir], pred [Nordea, Café Noir, Espresso Bar, Pizza Hut]
-    assert v["precision"] == 0.5 and v["recall"] == pytest.approx(2 / 3)
-    assert v["f1"] == pytest.approx(2 * 0.5 * (2 / 3) / (0.5 + 2 / 3))
+    # pooled: true [Nordea, Café Noir] (the truth's "" is no name), pred [Nordea, Café Noir,
+    # Espresso Bar, Pizza Hut]: precision 2/4, recall 2/2
+    assert v["precision"] == 0.5 and v["recall"] == 1.0
+    assert v["f1"] == pytest.approx(2 * 0.5 * 1.0 / (0.5 + 1.0))
     metrics = pytest.importorskip("sklearn.metrics")
     types = list(parse_feature_map(table(MTMF), MTMF_ANSWER))
     got = parse_feature_map(table(MTMF), MTMF_ANSWER)
@@ -599,7 +603,7 @@ def test_original_mtmf_against_a_hand_computation_and_crashes():
     m = mtmf_metrics(
         [(table(MTMF), crashed), (table(MTMF), mtmf_score_original(table(MTMF), "{}"))]
     )
-    assert m["crashed"] == 1.0 and m["unanswered"] == 0.5
+    assert m["crashed"] == 1.0 and m["unanswered"] == 1
 
 
 # ------------------------------------------------------------------ hostile answers
