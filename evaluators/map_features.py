@@ -44,7 +44,8 @@ Default scores (``presence_score``, ``count_score``, ``names_score``, ``mtmf_sco
   precision denominator).  precision = matched / (predicted - optional hits), recall =
   matched / required, F1 their harmonic mean.  Edge cases: nothing required and nothing
   (counted) predicted is (1, 1, 1); nothing required but something predicted is
-  (0, 1, 0); something required and nothing predicted is (1, 0, 0).  ``fuzzy_*`` beside
+  (0, 1, 0); something required and nothing predicted is (0, 0, 0), as the published
+  rule has it (an empty list earns no precision when there were names to give).  ``fuzzy_*`` beside
   them: the same with two names matching when ``difflib`` similarity of their keys is at
   least ``FUZZY_THRESHOLD`` (exact matches first, then the most similar pairs), never mixed
   into the exact values.  Right when the exact F1 is 1.
@@ -549,7 +550,7 @@ def _prf(matched: int, counted: int, required: int) -> tuple[float, float, float
     """Precision, recall and F1 with this module's edge cases."""
     if required == 0 and counted == 0:
         return 1.0, 1.0, 1.0
-    precision = matched / counted if counted else 1.0
+    precision = matched / counted if counted else 0.0  # nothing listed, something to list
     recall = matched / required if required else 1.0
     return precision, recall, _f1(precision, recall)
 

@@ -42,7 +42,7 @@ from cartoqa.records import (
 )
 from maps import View
 from maps.features import MIN_ICON_SHARE, DrawnObject, FeatureLabels
-from maps.projection import HALF_WORLD_M, metres_per_pixel, pixel_to_lat_lon
+from maps.projection import HALF_WORLD_M, metres_per_pixel, pixel_to_lat_lon, world_pixel
 
 from ._views import fit_center, view_bounds
 from .map_features import FEATURE_TYPES, feature_type_of, optional_type_of
@@ -261,6 +261,9 @@ class _State:
     by_type: dict[str, list[tuple[float, float, str]]]
     """type -> its objects: (world px x, world px y, ref) at the views' zoom."""
     used: set[str] = field(default_factory=set)
+    """Objects views were centred near already."""
+    centres: list[tuple[float, float]] = field(default_factory=list)
+    """The views' centres so far, in world px."""
     count: int = 0
 
 
@@ -297,12 +300,18 @@ def _state(sampler: NavigationSampler) -> _State:
 
 def _anchor(sampler: NavigationSampler, st: _State, i: int) -> tuple[str, tuple[float, float]]:
     """The view's type and the object (world px) it is centred near: the types the extract
-    has, in turn; every ``DENSE_EVERY``-th view near where the type is densest."""
+    has, in turn, skipping those whose objects have all been anchors already; every
+    ``DENSE_EVERY``-th view near where the type is densest."""
     present = [k for k in FEATURE_TYPES if st.by_type.get(k)]
     if not present:
         raise Reject("no_map_features")
-    key = present[i % len(present)]
-    objs = st.by_type[key]
+    start = i % len(present)
+    for key in present[start:] + present[:start]:
+        objs = [p for p in st.by_type[key] if sampler.repeat_places or p[2] not in st.used]
+        if objs:
+            break
+    else:
+        raise Reject("no_place_left")
     if i % DENSE_EVERY == DENSE_EVERY - 1 and len(objs) > 1:
         from maps import HEIGHT_PX, WIDTH_PX
 
@@ -315,10 +324,16 @@ def _anchor(sampler: NavigationSampler, st: _State, i: int) -> tuple[str, tuple[
         pick = sampler.rng.choice(ranked[: max(1, min(5, len(ranked) // 4))])
     else:
         pick = sampler.rng.choice(objs)
-    if pick[2] in st.used and not sampler.repeat_places:
-        raise Reject("duplicate")
     st.used.add(pick[2])
     return key, (pick[0], pick[1])
+
+
+def _overlaps(st: _State, center: tuple[float, float]) -> bool:
+    """Whether a view at ``center`` would share more than a quarter of an earlier one."""
+    from maps import HEIGHT_PX, WIDTH_PX
+
+    x, y = world_pixel(*center, st.zoom)
+    return any(abs(x - a) < WIDTH_PX / 2 and abs(y - b) < HEIGHT_PX / 2 for a, b in st.centres)
 
 
 def attempt_map_features(sampler: NavigationSampler, i: int) -> Plan:
@@ -330,6 +345,8 @@ def attempt_map_features(sampler: NavigationSampler, i: int) -> Plan:
     center = fit_center([at], zoom, sampler.rng, extract_bounds=sampler.bounds, margin_px=MARGIN_PX)
     if center is None:
         raise Reject("does_not_fit_the_view")
+    if not sampler.repeat_places and _overlaps(st, center):
+        raise Reject("overlaps_an_earlier_view")
     blank = 0.0
     if sampler.covered_share is not None:
         blank = 1.0 - sampler.covered_share(view_bounds(center, zoom))
@@ -425,6 +442,7 @@ def attempt_map_features(sampler: NavigationSampler, i: int) -> Plan:
             task="mtmf",
         )
     )
+    st.centres.append(world_pixel(*center, zoom))
     return Plan("stmf_presence", view, questions)
 
 

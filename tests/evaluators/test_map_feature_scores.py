@@ -299,9 +299,9 @@ def test_names_multiset_and_optional_rules():
         ([], [], "None", (1.0, 1.0, 1.0)),
         ([], [], '""', (1.0, 1.0, 1.0)),  # unnamed features are the count task's
         ([], [], "Starbucks", (0.0, 1.0, 0.0)),
-        (["Café Noir"], [], "None", (1.0, 0.0, 0.0)),
+        (["Café Noir"], [], "None", (0.0, 0.0, 0.0)),
         ([], ["Espresso Bar"], "Espresso Bar", (1.0, 1.0, 1.0)),
-        (["Café Noir"], ["Espresso Bar"], "Espresso Bar", (1.0, 0.0, 0.0)),
+        (["Café Noir"], ["Espresso Bar"], "Espresso Bar", (0.0, 0.0, 0.0)),
     ],
 )
 def test_names_edge_cases(required, optional, answer, prf):
