@@ -93,21 +93,21 @@ _CUT_AFTER = {"    name,\n    CASE\n      WHEN oneway": "    name,\n"}
 
 #: the objects the coded layers can draw, and more (a superset only makes a re-salt likelier)
 _OBJECTS_SQL = """
-SELECT 'n', osm_id, name, amenity, shop, leisure, highway, waterway,
+SELECT 'n', osm_id, name, amenity, shop, leisure, highway, waterway, tags->'operator',
        ST_X(way), ST_Y(way), ST_X(way), ST_Y(way)
   FROM planet_osm_point
 UNION ALL
-SELECT 'a', osm_id, name, amenity, shop, leisure, highway, waterway,
+SELECT 'a', osm_id, name, amenity, shop, leisure, highway, waterway, tags->'operator',
        ST_XMin(way), ST_YMin(way), ST_XMax(way), ST_YMax(way)
   FROM planet_osm_polygon
 UNION ALL
-SELECT 'l', osm_id, name, amenity, shop, leisure, highway, waterway,
+SELECT 'l', osm_id, name, amenity, shop, leisure, highway, waterway, tags->'operator',
        ST_XMin(way), ST_YMin(way), ST_XMax(way), ST_YMax(way)
   FROM planet_osm_line
   WHERE (name IS NOT NULL AND (highway IS NOT NULL OR waterway IS NOT NULL))
      OR waterway IN ('stream', 'river') OR highway IN ('primary', 'primary_link')
 """
-_TAG_KEYS = ("amenity", "shop", "leisure", "highway", "waterway")
+_TAG_KEYS = ("amenity", "shop", "leisure", "highway", "waterway", "operator")
 
 
 @dataclass(frozen=True)
@@ -125,7 +125,7 @@ class ObjectRow:
 
     @property
     def ref(self) -> str:
-        """"node/1", "way/2" or "relation/3" (osm2pgsql negates relation ids)."""
+        """ "node/1", "way/2" or "relation/3" (osm2pgsql negates relation ids)."""
         if self.table == "n":
             return f"node/{self.osm_id}"
         return f"relation/{-self.osm_id}" if self.osm_id < 0 else f"way/{self.osm_id}"
@@ -277,10 +277,10 @@ class FeatureLabels:
             raise lost or DatabaseError(why) from None
         self._table = np.array([r[0] for r in rows])
         self._ids = np.array([r[1] for r in rows], dtype=np.int64)
-        self._bbox = np.array([r[8:12] for r in rows], dtype=np.float64).reshape(-1, 4)
+        self._bbox = np.array([r[9:13] for r in rows], dtype=np.float64).reshape(-1, 4)
         self.objects: dict[tuple[str, int], ObjectRow] = {}
         for r in rows:
-            tags = {k: v for k, v in zip(_TAG_KEYS, r[3:8], strict=True) if v is not None}
+            tags = {k: v for k, v in zip(_TAG_KEYS, r[3:9], strict=True) if v is not None}
             if wanted(tags):
                 key = (r[0], int(r[1]))
                 self.objects[key] = ObjectRow(
@@ -288,13 +288,16 @@ class FeatureLabels:
                     int(r[1]),
                     (r[2] or "").strip(),
                     tags,
-                    (float(r[8]) + float(r[10])) / 2,
                     (float(r[9]) + float(r[11])) / 2,
+                    (float(r[10]) + float(r[12])) / 2,
                 )
         self._xml_plain = style_xml(engine.style, conn)
         self._maps: dict[str, Any] = {}
         self._cache: dict[tuple[int, int, int], list[_Placement]] = {}
         self._pixels: dict[tuple[int, int, int], dict[tuple[str, int], np.ndarray]] = {}
+        #: every box each metatile placed (world px), attributed or not: a label across a
+        #: seam leaves the next metatile too few pixels of it to vote, but its box is there
+        self._boxes: dict[tuple[int, int, int], list[Box]] = {}
         self._lock = threading.Lock()
         self.seconds = 0.0
         """Time spent coding and reading metatiles."""
@@ -428,17 +431,17 @@ class FeatureLabels:
         with self._lock:
             self._cache[(z, mx, my)] = placements
             self._pixels[(z, mx, my)] = dict(icon_px)
+            self._boxes[(z, mx, my)] = [(a + ox, b + oy, c + ox, d + oy) for a, b, c, d in key]
 
     # ------------------------------------------------------------ views
 
-    def view(
-        self, view: View, covers: list[Box] | None = None
-    ) -> list[DrawnObject]:
+    def view(self, view: View, covers: list[Box] | None = None) -> list[DrawnObject]:
         """Every object of interest the view meets, with what of it shows (see the module's
         notes), in a stable order (table, id).  ``covers``: boxes in image pixels drawn over
         the map (default the page's controls, ``maps.page.CONTROL_BOXES``, and the markers'
         pins where the view has markers): an icon or label under one is not wholly shown."""
         from .page import CONTROL_BOXES, PIN_BOX_PX
+
         tiles = self.engine.tiles
         z = view.zoom
         x0, y0, _, _ = pixel_box(view.center, z, view.width, view.height)
@@ -474,13 +477,17 @@ class FeatureLabels:
             _, mx, my = p.metatile
             return (mx * TILE_PX, my * TILE_PX, (mx + n) * TILE_PX, (my + n) * TILE_PX)
 
-        def shown_by_tiles(p: _Placement, same: list[_Placement]) -> bool:
-            """Whether the tiles show the whole box: every metatile its box spans placed it."""
+        def shown_by_tiles(p: _Placement) -> bool:
+            """Whether the tiles show the whole box: every other metatile its box spans placed
+            the same box (Mapnik's buffer makes neighbours place a label across their seam
+            alike; the coded colours prove whose it is in the metatile holding its centre)."""
             for mt in wanted:
                 _, mx, my = mt
                 area = (mx * TILE_PX, my * TILE_PX, (mx + n) * TILE_PX, (my + n) * TILE_PX)
-                if _overlap(p.box, area) and not any(
-                    q.metatile == mt and _near(q.box, p.box) for q in same
+                if (
+                    mt != p.metatile
+                    and _overlap(p.box, area)
+                    and not any(_near(b, p.box) for b in self._boxes[mt])
                 ):
                     return False
             return True
@@ -503,22 +510,20 @@ class FeatureLabels:
                 d.icon_share = round(max(0.0, _share(best.box, view_box) - under), 3)
                 if under > 0:
                     d.notes.append("icon_under_control")
-                if d.icon_share < 1 and not shown_by_tiles(best, icons):
+                if not shown_by_tiles(best):
                     d.notes.append("icon_split_by_seam")
             texts = [p for p in ps if p.kind == "t" and _centre_in(p.box, own(p))]
             for p in texts:
                 if not _overlap(p.box, view_box):
                     continue
                 clear = not any(_overlap(p.box, c) for c in hidden)
-                if (
-                    _inside(p.box, view_box)
-                    and clear
-                    and shown_by_tiles(p, [q for q in ps if q.kind == "t"])
-                ):
+                if _inside(p.box, view_box) and clear and shown_by_tiles(p):
                     d.label = _shift(p.box, x0, y0)
                     d.label_text = _label_text(d.row.name)
                     break
                 d.label_partial = True
+            if d.label is not None:
+                d.label_partial = False
             glyphs = [p for p in ps if p.kind == "g" and _centre_in(p.box, own(p))]
             if glyphs:
                 letters = len(re.sub(r"\s", "", d.row.name))

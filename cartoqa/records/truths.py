@@ -124,7 +124,8 @@ class DrawnFeature(_Truth):
     """"yes": shown and required in a count; "optional": partly shown (cut at the edge, a
     look-alike, drawn without its icon), neither required nor penalised."""
     label: str | None = None
-    """Its name as the map writes it whole in the view, or None when no whole label is."""
+    """Its label as the map writes it (the name; an ATM's operator), whole in the view or
+    cut at its edge (``label_counted`` says which), or None when the map writes none."""
     label_counted: Literal["yes", "optional", "no"] = "no"
     """Whether ``label`` is a name an answer must list ("yes"), may list ("optional": cut,
     orphaned, or the object optional) or none is drawn ("no")."""

@@ -45,6 +45,8 @@ class FeatureType:
     """The icon files the style draws for it (``symbols/...``); none for fills and lines."""
     named: bool = True
     """Whether the style writes the feature's name on the map."""
+    label_tag: str = "name"
+    """The tag whose value the style writes as the feature's label (ATMs: ``operator``)."""
     optional: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     """Tags drawn like this type but not of it: neither required nor penalised."""
     note: str = ""
@@ -148,8 +150,10 @@ _TYPES = (
         "point",
         _POI,
         "amenity/atm.svg",
+        label_tag="operator",
         note="only amenity=atm: a bank tagged atm=yes is drawn with the bank icon alone and "
-        "counts as a bank, not as an ATM.",
+        "counts as a bank, not as an ATM. The style labels an ATM with its operator, not "
+        "its name: the operator is what a name list must give.",
     ),
     _t(
         "bank",

@@ -179,7 +179,13 @@ def drawn_features(objs: list[DrawnObject], zoom: int) -> list[DrawnFeature]:
         first = labelled or group[0]
         f = _with_label(first, key, counted, flags)
         if labelled is None and any(o.label_partial for o in group):
-            f = f.model_copy(update={"label_counted": "optional", "flags": [*f.flags, "label_cut"]})
+            f = f.model_copy(
+                update={
+                    "label": f.name or None,
+                    "label_counted": "optional",
+                    "flags": sorted({*f.flags, "label_cut"}),
+                }
+            )
         out.append(f.model_copy(update={"osm": ";".join(o.row.ref for o in group)}))
     return out
 
@@ -190,17 +196,30 @@ def _view_m2(zoom: int) -> float:
     return WIDTH_PX * HEIGHT_PX * metres_per_pixel(zoom) ** 2
 
 
+def _label_text(o: DrawnObject, key: str) -> str:
+    """The label as the style writes it (the type's label tag; lines joined by a space)."""
+    tag = FEATURE_TYPES[key].label_tag
+    text = o.label_text if tag == "name" else o.row.tags.get(tag, "")
+    return " ".join(text.split())
+
+
+def _label_source(o: DrawnObject, key: str) -> str:
+    tag = FEATURE_TYPES[key].label_tag
+    return o.row.name if tag == "name" else o.row.tags.get(tag, "")
+
+
 def _with_label(o: DrawnObject, key: str, counted: str, flags: list[str]) -> DrawnFeature:
     flags = list(flags)
+    source = _label_source(o, key)
     if o.label is not None:
-        label: str | None = o.label_text
+        label: str | None = _label_text(o, key)
         label_counted = "yes" if counted == "yes" else "optional"
     elif o.label_partial:
-        label, label_counted = None, "optional"
+        label, label_counted = " ".join(source.split()) or None, "optional"
         flags.append("label_cut")
     else:
         label, label_counted = None, "no"
-        if o.row.name and counted == "yes" and FEATURE_TYPES[key].named:
+        if source and counted == "yes" and FEATURE_TYPES[key].named:
             flags.append("label_dropped")
     return DrawnFeature(
         osm=o.row.ref,
@@ -237,14 +256,14 @@ def tally(features: list[DrawnFeature]) -> dict[str, Tally]:
             t.shown += 1
             if f.label_counted == "yes" and f.label is not None:
                 t.names.append(f.label)
-            elif f.label_counted == "optional":
-                t.optional_names.append(f.name)
+            elif f.label_counted == "optional" and f.label is not None:
+                t.optional_names.append(f.label)
             else:
                 t.names.append("")
         else:
             t.optional += 1
-            if f.label is not None or f.label_counted == "optional":
-                t.optional_names.append(f.label if f.label is not None else f.name)
+            if f.label is not None:
+                t.optional_names.append(f.label)
     for t in out.values():
         t.names.sort()
         t.optional_names.sort()

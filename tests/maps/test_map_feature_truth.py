@@ -29,7 +29,7 @@ import pytest
 from cartoqa.tasks.poi import drawn_features, feature_labels, tally
 from maps import MapEngine, View
 from maps.page import CONTROL_BOXES
-from maps.projection import metres_per_pixel
+from maps.projection import metres_per_pixel, world_pixel
 
 from .osm_xml import osm_grid_xml, write_osm
 from .road_fixtures import ll
@@ -50,7 +50,10 @@ POIS = [
     (90010, 200, 150, {"shop": "supermarket", "name": "Spar"}),
     (90011, 0, 200, {"amenity": "cafe"}),
     (90012, 690, 0, {"shop": "convenience", "name": "India Mart"}),
+    (90013, -500, -300, {"amenity": "atm", "operator": "Kilo Bank"}),
 ]
+#: a POI whose label the seam between two metatiles cuts in two (placed in ``scene``)
+SEAM_POI = (90014, {"shop": "beauty", "name": "Lima Seam Salon"})
 #: icon colours of the style (openstreetmap-carto 5.7.0's amenity-points markers)
 ORANGE, RED, BLUE, PURPLE = (0xC7, 0x74, 0x00), (0xBF, 0x00, 0x00), (0x00, 0x92, 0xDA), (
     0xAC, 0x39, 0xAC)  # fmt: skip
@@ -66,7 +69,12 @@ def scene(cluster, cache, carto_files, tmp_path_factory):
     image file, the render)."""
     nodes, ways = osm_grid_xml(4, 4, step=2.0)
     pois = []
-    for nid, dx, dy, tags in POIS:
+    # the metatile seam nearest the view's centre (8 x 256 px metatiles), 3 px right of
+    # the POI: its label, centred under its icon, straddles the seam
+    cx, _ = world_pixel(*_at(0, 0), 19)
+    seam = round(cx / 2048) * 2048
+    seam_poi = (SEAM_POI[0], seam - 3 - cx, 100, SEAM_POI[1])
+    for nid, dx, dy, tags in [*POIS, seam_poi]:
         lat, lon = _at(dx, dy)
         t = "".join(f'<tag k="{k}" v="{v}"/>' for k, v in tags.items())
         pois.append(f'  <node id="{nid}" version="1" lat="{lat:.8f}" lon="{lon:.8f}">{t}</node>')
@@ -117,10 +125,13 @@ def test_a_name_dropped_by_a_collision_is_not_required(scene, read):
 
 def test_of_two_icons_at_one_spot_only_the_drawn_one_counts(scene):
     by_id, counts, img, *_ = scene
-    assert 90003 not in by_id and by_id[90004].counted == "yes"
-    assert counts["bus_stop"].shown == 0 and counts["bus_stop"].optional == 0
-    assert _pixels(img, _spot(-100, -150), RED) > 20
-    assert _pixels(img, _spot(-100, -150), BLUE) == 0
+    drawn = [nid for nid in (90003, 90004) if nid in by_id]  # which wins is the style's
+    assert len(drawn) == 1 and by_id[drawn[0]].counted == "yes"
+    assert counts["bus_stop"].shown + counts["pharmacy"].shown == 1 + 1  # + the wrapped one
+    assert counts["bus_stop"].optional == 0
+    won, lost = (BLUE, RED) if drawn == [90003] else (RED, BLUE)
+    assert _pixels(img, _spot(-100, -150), won) > 20
+    assert _pixels(img, _spot(-100, -150), lost) == 0
 
 
 def test_a_name_written_without_its_icon_is_an_orphan_and_optional(scene, read):
@@ -141,7 +152,7 @@ def test_a_name_written_without_its_icon_is_an_orphan_and_optional(scene, read):
 def test_a_label_cut_at_the_edge_is_optional_and_its_icon_counts(scene):
     by_id, counts, img, *_ = scene
     golf = by_id[90007]
-    assert golf.counted == "yes" and golf.label is None and golf.label_counted == "optional"
+    assert golf.counted == "yes" and golf.label_box is None and golf.label_counted == "optional"
     assert "label_cut" in golf.flags
     assert counts["clothes_shop"].names == [] and counts["clothes_shop"].optional_names == [
         "Golf Clothing"
@@ -171,6 +182,23 @@ def test_an_unnamed_feature_is_listed_as_an_empty_name(scene):
     by_id, counts, *_ = scene
     assert by_id[90011].counted == "yes" and by_id[90011].name == ""
     assert counts["coffee_shop"].shown == 2 and counts["coffee_shop"].names == ["", "Bravo Cafe"]
+
+
+def test_an_atm_is_labelled_with_its_operator_as_the_style_writes_it(scene, read):
+    by_id, counts, *_ = scene
+    atm = by_id[90013]
+    assert atm.name == "" and atm.label == "Kilo Bank" and atm.label_counted == "yes"
+    assert counts["atm"].names == ["Kilo Bank"]
+    assert "Kilo Bank" in read
+
+
+def test_a_label_across_a_metatile_seam_is_whole_when_both_metatiles_placed_it(scene, read):
+    by_id, *_ = scene
+    lima = by_id[SEAM_POI[0]]
+    seam_x = lima.icon[0] + (lima.icon[2] - lima.icon[0]) / 2 + 3
+    assert lima.label_box[0] < seam_x < lima.label_box[2]  # the seam runs through it
+    assert lima.label == "Lima Seam Salon" and lima.label_counted == "yes"
+    assert "Lima Seam Salon" in read
 
 
 def test_types_absent_from_the_extract_are_zero_and_nothing_optional(scene):
