@@ -93,21 +93,21 @@ _CUT_AFTER = {"    name,\n    CASE\n      WHEN oneway": "    name,\n"}
 
 #: the objects the coded layers can draw, and more (a superset only makes a re-salt likelier)
 _OBJECTS_SQL = """
-SELECT 'n', osm_id, name, amenity, shop, leisure, highway, waterway, tags->'operator',
+SELECT 'n', osm_id, name, amenity, shop, leisure, highway, waterway, tags->'operator', building,
        ST_X(way), ST_Y(way), ST_X(way), ST_Y(way)
   FROM planet_osm_point
 UNION ALL
-SELECT 'a', osm_id, name, amenity, shop, leisure, highway, waterway, tags->'operator',
+SELECT 'a', osm_id, name, amenity, shop, leisure, highway, waterway, tags->'operator', building,
        ST_XMin(way), ST_YMin(way), ST_XMax(way), ST_YMax(way)
   FROM planet_osm_polygon
 UNION ALL
-SELECT 'l', osm_id, name, amenity, shop, leisure, highway, waterway, tags->'operator',
+SELECT 'l', osm_id, name, amenity, shop, leisure, highway, waterway, tags->'operator', building,
        ST_XMin(way), ST_YMin(way), ST_XMax(way), ST_YMax(way)
   FROM planet_osm_line
   WHERE (name IS NOT NULL AND (highway IS NOT NULL OR waterway IS NOT NULL))
      OR waterway IN ('stream', 'river') OR highway IN ('primary', 'primary_link')
 """
-_TAG_KEYS = ("amenity", "shop", "leisure", "highway", "waterway", "operator")
+_TAG_KEYS = ("amenity", "shop", "leisure", "highway", "waterway", "operator", "building")
 
 
 @dataclass(frozen=True)
@@ -209,11 +209,16 @@ def coded_xml(xml: str, salt: str) -> str:
                 xml[s:e],
             )
             block = re.sub(r'(<Style filter-mode="first" name="[^"]+")[^>]*>', r"\1>", block)
+            text = 'fill="[cq_colour]" halo-fill="[cq_colour]"'
+            if kind == "g":
+                # glyphs along a line are voted one by one: thin antialiased letters alone
+                # leave some with no exact pixel; a halo of 1.5 px gives each enough, and
+                # moves no label (the box check below proves it every time)
+                block = re.sub(r'\shalo-radius="[^"]*"', "", block)
+                text += ' halo-radius="1.5"'
             block = block.replace(
                 "<MarkersSymbolizer ", '<MarkersSymbolizer fill="[cq_colour]" '
-            ).replace(
-                "<TextSymbolizer ", '<TextSymbolizer fill="[cq_colour]" halo-fill="[cq_colour]" '
-            )
+            ).replace("<TextSymbolizer ", f"<TextSymbolizer {text} ")
             xml = xml[:s] + block + xml[e:]
         start, end = _layer_block(xml, layer)
         sql = xml[start:end]
@@ -277,10 +282,10 @@ class FeatureLabels:
             raise lost or DatabaseError(why) from None
         self._table = np.array([r[0] for r in rows])
         self._ids = np.array([r[1] for r in rows], dtype=np.int64)
-        self._bbox = np.array([r[9:13] for r in rows], dtype=np.float64).reshape(-1, 4)
+        self._bbox = np.array([r[10:14] for r in rows], dtype=np.float64).reshape(-1, 4)
         self.objects: dict[tuple[str, int], ObjectRow] = {}
         for r in rows:
-            tags = {k: v for k, v in zip(_TAG_KEYS, r[3:9], strict=True) if v is not None}
+            tags = {k: v for k, v in zip(_TAG_KEYS, r[3:10], strict=True) if v is not None}
             if wanted(tags):
                 key = (r[0], int(r[1]))
                 self.objects[key] = ObjectRow(
@@ -288,8 +293,8 @@ class FeatureLabels:
                     int(r[1]),
                     (r[2] or "").strip(),
                     tags,
-                    (float(r[9]) + float(r[11])) / 2,
                     (float(r[10]) + float(r[12])) / 2,
+                    (float(r[11]) + float(r[13])) / 2,
                 )
         self._xml_plain = style_xml(engine.style, conn)
         self._maps: dict[str, Any] = {}
@@ -525,7 +530,7 @@ class FeatureLabels:
             if d.label is not None:
                 d.label_partial = False
             glyphs = [p for p in ps if p.kind == "g" and _centre_in(p.box, own(p))]
-            if glyphs:
+            if glyphs and d.row.name:  # an unnamed oneway road has arrows, no label
                 letters = len(re.sub(r"\s", "", d.row.name))
                 for group in _neighbours([_Glyph(0, p.box, True) for p in glyphs]):
                     boxes = [g.box for g in group]

@@ -56,7 +56,7 @@ def run(
             "--model",
             "-m",
             help="openai:MODEL[@URL], anthropic:MODEL, google:MODEL, hf:ID, vllm:ID, oracle, "
-            "random[:SEED], constant:TEXT.",
+            "random[:SEED], constant:TEXT, ocr (Tesseract reads the names).",
         ),
     ],
     tasks: Annotated[

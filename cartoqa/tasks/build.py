@@ -226,7 +226,7 @@ def build_dataset(
                 report.rejected[task] = Counter(gps.rejected.get(task, {}))
             finish["rejected"] = {**finish["rejected"], **report.rejected}
             if on_map:
-                writer.name = writer.name.replace("navigation-", "cartoqa-", 1)
+                writer.name = "cartoqa-" + writer.name.split("-", 1)[1]
             report.seconds["gps"] = time.perf_counter() - t0
         t0 = time.perf_counter()
         writer.finish(**finish)
@@ -271,6 +271,7 @@ def _build(
 
     t0 = time.perf_counter()
     plans: list[Plan] = []
+    states: list[object] = []  # what the generators kept (their label checks' seconds)
     #: tasks that share views (``TaskSpec.views``) are sampled as one group, in the order asked
     groups: dict[str, list[str]] = {}
     for task in tasks:
@@ -290,6 +291,7 @@ def _build(
         )
         rejected: Counter[str] = Counter()
         task_plans = _plans(sampler, members[0], n_maps, rejected, on_plan, on_attempt)
+        states += sampler.state.values()
         if len(members) > 1 or _spec(members[0]).views:
             task_plans = _keep_asked(task_plans, members, per_task)
         for t in members:
@@ -322,15 +324,18 @@ def _build(
             + ". Use a larger extract, or leave these tasks out with --tasks.",
             report,
         )
-    report.seconds["sampling"] = time.perf_counter() - t0 - _label_seconds(labels)
-    report.seconds["labels"] = _label_seconds(labels)
+    label_seconds = _label_seconds(labels) + sum(_label_seconds(s) for s in states)
+    report.seconds["sampling"] = time.perf_counter() - t0 - label_seconds
+    report.seconds["labels"] = label_seconds
 
     t0 = time.perf_counter()
     rendered = engine.render_many([p.view for p in plans], progress=progress)
     report.seconds["rendering"] = time.perf_counter() - t0
 
     t0 = time.perf_counter()
-    writer.name = f"navigation-{engine.extract.name}-seed{seed}"
+    # "navigation-" when every task asked is one of those (the name such datasets had)
+    kind = "navigation" if set(tasks) <= set(NAVIGATION_TASKS) else "maps"
+    writer.name = f"{kind}-{engine.extract.name}-seed{seed}"
     for plan, shot in zip(plans, rendered, strict=True):
         image = writer.add_image(f"{plan.view.id}.png", shot.png)
         for q in plan.questions:

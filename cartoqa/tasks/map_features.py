@@ -14,9 +14,9 @@ may count it or not (``highway=primary_link``, drawn like a primary road).
 ``tests/cartoqa/test_map_features.py`` checks every line of the table
 against the style's own rules.
 
-The decisions on unclear cases are in each type's ``note``.  This is item 1
-of issue 15; the views, the ground truth from the image's own tiles, the
-requests and the scorers come next.
+The decisions on unclear cases are in each type's ``note``.  The tasks
+(views, ground truth from the image, questions) are ``cartoqa.tasks.poi``;
+their scorers ``evaluators.map_features``.
 """
 
 from __future__ import annotations
@@ -215,8 +215,8 @@ _TYPES = (
         {"waterway": ("stream",)},
         "line",
         "water-lines water-lines-text",
-        note="a line; one stream is one name (its OSM ways joined), an unnamed one each run "
-        "of connected ways.",
+        note="a line; one stream is one name (its OSM ways joined); an unnamed stream is "
+        "optional, as a reader cannot tell how many unnamed lines there are.",
     ),
     _t(
         "river",

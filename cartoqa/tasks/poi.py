@@ -66,10 +66,9 @@ VIEW_GROUP = "map_features"
 MAP_FEATURE_TASKS = ("stmf_presence", "stmf_count", "stmf_names", "mtmf")
 #: a view keeps the object it is centred near this far from its edges
 MARGIN_PX = 150
-#: a park counts whole when this share of its area is inside the view, or when it covers
-#: ``PARK_VIEW_SHARE`` of the view; less is optional
+#: a park counts when this share of its area is inside the view (as an icon must be);
+#: less is optional: a reader may or may not count a park the edge cuts
 PARK_AREA_SHARE = 0.9
-PARK_VIEW_SHARE = 0.10
 #: a park with less than this much of it inside the view (px²) is optional
 MIN_PARK_PX2 = 400.0
 #: a line (stream, river, primary road) counts when this much of it is drawn in the view
@@ -115,8 +114,9 @@ def drawn_features(objs: list[DrawnObject], zoom: int) -> list[DrawnFeature]:
       the view (and no metatile seam halves it); optional when it is cut at the edge
       ("icon_cut"), drawn and then covered ("icon_covered"), missing while its label shows
       ("orphan_label") or missing from an area the map fills ("area_without_icon");
-    - *parks*: shown when ``PARK_AREA_SHARE`` of the area, or ``PARK_VIEW_SHARE`` of the
-      view, is park; optional when less is;
+    - *parks*: shown when ``PARK_AREA_SHARE`` of the park is inside the view; optional
+      when less is ("area_cut") or when it is also a building, which the map paints grey
+      over it ("drawn_as_building");
     - *lines* (one feature per name): shown when ``MIN_LINE_PX`` of it (or
       ``LINE_SHARE`` of a shorter one) is drawn in the view; unnamed lines are optional
       ("unnamed_line"), as a reader cannot tell how many there are;
@@ -159,8 +159,13 @@ def drawn_features(objs: list[DrawnObject], zoom: int) -> list[DrawnFeature]:
             if o.area_share <= 0 and o.label is None and not o.label_partial:
                 continue
             inside_px2 = o.view_share * _view_m2(zoom) / px2
-            whole = o.area_share >= PARK_AREA_SHARE or o.view_share >= PARK_VIEW_SHARE
-            counted = "yes" if whole and inside_px2 >= MIN_PARK_PX2 else "optional"
+            whole = o.area_share >= PARK_AREA_SHARE and inside_px2 >= MIN_PARK_PX2
+            counted = "yes" if whole else "optional"
+            if not whole:
+                flags.append("area_cut")
+            if o.row.tags.get("building", "no") != "no":
+                counted = "optional"  # the buildings layer paints it grey, over the park
+                flags.append("drawn_as_building")
         if look_alike:
             counted = "optional"
         out.append(_with_label(o, key, counted, flags))
@@ -284,6 +289,13 @@ class _State:
     centres: list[tuple[float, float]] = field(default_factory=list)
     """The views' centres so far, in world px."""
     count: int = 0
+    start_seconds: float = 0.0
+
+    @property
+    def seconds(self) -> float:
+        """Time this sampler's views spent on the coded renders (the build reports it as
+        "labels"; the engine's ``FeatureLabels`` serves every build made with it)."""
+        return self.labels.seconds - self.start_seconds
 
 
 _LABELS: weakref.WeakKeyDictionary[Any, FeatureLabels] = weakref.WeakKeyDictionary()
@@ -313,6 +325,7 @@ def _state(sampler: NavigationSampler) -> _State:
                 px = ((row.x + HALF_WORLD_M) / res, (HALF_WORLD_M - row.y) / res, row.ref)
                 by_type[key].append(px)
         st = _State(labels, zoom, {k: sorted(v) for k, v in sorted(by_type.items())})
+        st.start_seconds = labels.seconds
         sampler.state[VIEW_GROUP] = st
     return st
 

@@ -18,7 +18,8 @@ OSM = Path(__file__).resolve().parents[3] / "shared" / "data" / "osm"
 
 @lru_cache(maxsize=1)
 def _rules():
-    """(layer, filter text, symbolizer kinds, files) for every rule of the style."""
+    """(layer, filter text, symbolizer kinds, files, text expressions) for every rule of the
+    style."""
     if not STYLE.is_file():
         pytest.skip(f"{STYLE} is not installed (bash scripts/setup.sh main)")
     root = ET.parse(STYLE).getroot()
@@ -32,8 +33,9 @@ def _rules():
             f = rule.find("Filter")
             kinds = [c.tag for c in rule if c.tag.endswith("Symbolizer")]
             files = [c.get("file", "") for c in rule if c.get("file")]
+            texts = [(c.text or "").strip() for c in rule if c.tag == "TextSymbolizer"]
             for layer in layers[style.get("name")]:
-                out.append((layer, f.text if f is not None and f.text else "", kinds, files))
+                out.append((layer, f.text if f is not None and f.text else "", kinds, files, texts))
     return out
 
 
@@ -75,6 +77,18 @@ def test_each_type_is_drawn_as_the_table_says(key):
             assert bool(texts) == t.named, (tag, value, "named" if texts else "no name")
     for icon in t.icons:
         assert (STYLE.parent / "symbols" / icon).is_file(), icon
+
+
+@pytest.mark.parametrize("key", [k for k, t in FEATURE_TYPES.items() if t.named])
+def test_each_type_is_labelled_with_the_tag_the_table_says(key):
+    """The point labels (text-point) of a type write its ``label_tag``: the name, or for
+    ATMs the operator; the ground truth's names are taken from that tag."""
+    t = FEATURE_TYPES[key]
+    for tag, values in t.tags.items():
+        for value in values:
+            written = {x for r in _drawn(tag, value) if r[0] == "text-point" for x in r[4] if x}
+            if "text-point" in t.layers:
+                assert written == {f"[{t.label_tag}]"}, (tag, value, written)
 
 
 def test_unclear_cases_are_decided():
