@@ -67,6 +67,10 @@ Box = tuple[float, float, float, float]
 
 #: the least share of an icon's box inside the view for the icon to count as shown
 MIN_ICON_SHARE = 0.9
+#: a label box may pass the view's edge by this much and still be whole: the boxes Mapnik
+#: places run a pixel or two past the ink of the glyphs (an outside review found a road
+#: name whose last letter ended 2 px inside the edge read as cut)
+LABEL_EDGE_PX = 2.0
 #: renders of a metatile's coded copy before its placements are taken as unequal
 PLACEMENT_TRIES = 3
 SALTS = tuple(f"cf{i}" for i in range(8))
@@ -443,9 +447,9 @@ class FeatureLabels:
     def view(self, view: View, covers: list[Box] | None = None) -> list[DrawnObject]:
         """Every object of interest the view meets, with what of it shows (see the module's
         notes), in a stable order (table, id).  ``covers``: boxes in image pixels drawn over
-        the map (default the page's controls, ``maps.page.CONTROL_BOXES``, and the markers'
+        the map (default the page's controls, ``maps.page.control_boxes``, and the markers'
         pins where the view has markers): an icon or label under one is not wholly shown."""
-        from .page import CONTROL_BOXES, PIN_BOX_PX
+        from .page import PIN_BOX_PX, control_boxes
 
         tiles = self.engine.tiles
         z = view.zoom
@@ -453,7 +457,7 @@ class FeatureLabels:
         x0, y0 = round(x0), round(y0)  # Leaflet rounds the map's pixel origin
         x1, y1 = x0 + view.width, y0 + view.height
         if covers is None:
-            covers = list(CONTROL_BOXES.values())
+            covers = list(control_boxes(view).values())
             for m in view.markers:
                 mx, my = view.pixel(m.lat, m.lon)
                 a, b, c, e = PIN_BOX_PX
@@ -501,6 +505,8 @@ class FeatureLabels:
         for p in placed:
             by_key[p.key].append(p)
         view_box = (x0, y0, x1, y1)
+        pad = LABEL_EDGE_PX
+        label_box = (x0 - pad, y0 - pad, x1 + pad, y1 + pad)  # where a whole label may lie
         out: dict[tuple[str, int], DrawnObject] = {}
         for k, ps in by_key.items():
             if k not in self.objects:
@@ -522,7 +528,7 @@ class FeatureLabels:
                 if not _overlap(p.box, view_box):
                     continue
                 clear = not any(_overlap(p.box, c) for c in hidden)
-                if _inside(p.box, view_box) and clear and shown_by_tiles(p):
+                if _inside(p.box, label_box) and clear and shown_by_tiles(p):
                     d.label = _shift(p.box, x0, y0)
                     d.label_text = _label_text(d.row.name)
                     break
@@ -534,7 +540,7 @@ class FeatureLabels:
                 letters = len(re.sub(r"\s", "", d.row.name))
                 for group in _neighbours([_Glyph(0, p.box, True) for p in glyphs]):
                     boxes = [g.box for g in group]
-                    inside = [b for b in boxes if _inside(b, view_box)]
+                    inside = [b for b in boxes if _inside(b, label_box)]
                     if not any(_overlap(b, view_box) for b in boxes):
                         continue
                     clear = not any(_overlap(b, c) for b in boxes for c in hidden)

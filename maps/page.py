@@ -9,6 +9,7 @@ fair one; the message names the marker, its pixel and the view's bounds.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
@@ -30,6 +31,8 @@ __all__ = [
     "View",
     "ViewError",
     "build_page",
+    "control_boxes",
+    "scale_bar_box",
 ]
 
 WIDTH_PX, HEIGHT_PX = 1366, 768
@@ -50,6 +53,45 @@ CONTROL_BOXES: dict[str, tuple[float, float, float, float]] = {
     "scale": (5.0, 719.0, 110.0, 763.0),
     "attribution": (1056.0, 745.0, 1366.0, 768.0),
 }
+#: Leaflet's scale control: its longest line, its left and its top and bottom in the page
+_SCALE_MAX_PX, _SCALE_LEFT, _SCALE_TOP, _SCALE_BOTTOM = 100, 5.0, 719.0, 763.0
+_LEAFLET_EARTH_M = 6371000.0  # L.CRS.Earth.R
+
+
+def _round_num(num: float) -> float:
+    """Leaflet's ``_getRoundNum``: 1, 2, 3 or 5 times a power of ten, at most ``num``."""
+    pow10 = 10 ** (len(str(math.floor(num))) - 1)
+    d = num / pow10
+    d = 10 if d >= 10 else 5 if d >= 5 else 3 if d >= 3 else 2 if d >= 2 else 1
+    return pow10 * d
+
+
+def scale_bar_box(view: View) -> tuple[float, float, float, float]:
+    """The scale control's box in the image, as Leaflet sizes it: its metric and imperial
+    lines are ``maxWidth`` (100 px) times round length / the length of 100 px across the
+    map's middle (haversine, Leaflet's Earth radius); the box is the longer line."""
+    x0, y0, _, _ = pixel_box(view.center, view.zoom, view.width, view.height)
+    x0, y = round(x0), round(y0) + view.height / 2
+    lat1, lon1 = pixel_to_lat_lon(x0, y, view.zoom)
+    lat2, lon2 = pixel_to_lat_lon(x0 + _SCALE_MAX_PX, y, view.zoom)
+    p1, p2 = math.radians(lat1), math.radians(lat2)
+    a = (
+        math.sin((p2 - p1) / 2) ** 2
+        + math.cos(p1) * math.cos(p2) * math.sin(math.radians(lon2 - lon1) / 2) ** 2
+    )
+    metres = _LEAFLET_EARTH_M * 2 * math.atan2(math.sqrt(a), math.sqrt(1 - a))
+    feet = metres * 3.2808399
+    imperial = feet / 5280 if feet > 5280 else feet
+    widths = [
+        round(_SCALE_MAX_PX * _round_num(v) / v) for v in (metres, imperial) if v > 0
+    ]
+    return (_SCALE_LEFT, _SCALE_TOP, _SCALE_LEFT + max(widths, default=0), _SCALE_BOTTOM)
+
+
+def control_boxes(view: View) -> dict[str, tuple[float, float, float, float]]:
+    """The controls drawn over this view's map: ``CONTROL_BOXES`` with the scale bar's box
+    as wide as it is drawn at the view's zoom and latitude."""
+    return {**CONTROL_BOXES, "scale": scale_bar_box(view)}
 
 
 class ViewError(CartoqaError):

@@ -136,7 +136,8 @@ class DrawnFeature(_Truth):
     flags: list[str] = Field(default_factory=list)
     """What a reviewer should know: "icon_cut", "icon_covered", "orphan_label",
     "label_cut", "label_dropped", "look_alike", "area_without_icon", "unnamed_line",
-    "under_map_control", "icon_split", "area_cut", "drawn_as_building"."""
+    "under_map_control", "icon_split", "area_cut", "drawn_as_building", "name_not_shown",
+    "orphan_label_below"."""
 
 
 class CountTruth(_Truth):

@@ -118,11 +118,14 @@ def drawn_features(objs: list[DrawnObject], zoom: int) -> list[DrawnFeature]:
       when less is ("area_cut") or when it is also a building, which the map paints grey
       over it ("drawn_as_building");
     - *lines* (one feature per name): shown when ``MIN_LINE_PX`` of it (or
-      ``LINE_SHARE`` of a shorter one) is drawn in the view; unnamed lines are optional
-      ("unnamed_line"), as a reader cannot tell how many there are;
+      ``LINE_SHARE`` of a shorter one) is drawn in the view and its name is written whole
+      there; without its name ("name_not_shown") or unnamed ("unnamed_line") it is
+      optional, as a reader cannot tell how many roads the stretches are;
     - *names*: a label wholly inside the view is the name ("yes" for a shown feature,
       "optional" for an optional one); a label cut at the edge is optional ("label_cut");
-      a named feature whose label the style dropped is listed unnamed ("label_dropped").
+      a named feature whose label the style dropped is listed unnamed ("label_dropped");
+      an orphan label right under another feature's unlabelled icon is an optional name
+      of that feature too ("orphan_label_below").
     """
     px2 = metres_per_pixel(zoom) ** 2
     out: list[DrawnFeature] = []
@@ -179,8 +182,12 @@ def drawn_features(objs: list[DrawnObject], zoom: int) -> list[DrawnFeature]:
         if not group[0].row.name:
             flags.append("unnamed_line")
         whole = shown >= min(MIN_LINE_PX, LINE_SHARE * total)
-        counted = "yes" if whole and not flags else "optional"
         labelled = next((o for o in group if o.label is not None), None)
+        if labelled is None and not flags:
+            # a reader tells one road from another by its name: without it written in
+            # the view, a stretch of orange may be a road of its own or another's arm
+            flags.append("name_not_shown")
+        counted = "yes" if whole and not flags else "optional"
         first = labelled or group[0]
         f = _with_label(first, key, counted, flags)
         if labelled is None and any(o.label_partial for o in group):
@@ -192,6 +199,34 @@ def drawn_features(objs: list[DrawnObject], zoom: int) -> list[DrawnFeature]:
                 }
             )
         out.append(f.model_copy(update={"osm": ";".join(o.row.ref for o in group)}))
+    return _orphans_read_as_names(out)
+
+
+#: an orphan label this far (px) under another icon reads as that icon's own label
+ORPHAN_BELOW_PX = 16.0
+
+
+def _orphans_read_as_names(features: list[DrawnFeature]) -> list[DrawnFeature]:
+    """A name written without its icon, right under the icon of another feature that shows
+    no label of its own, reads as that feature's name (an outside review: "Wok Up" under an
+    unnamed café's cup): it becomes an optional name of that feature too."""
+    out = list(features)
+    orphans = [f for f in out if "orphan_label" in f.flags and f.label_box and f.label]
+    for n, f in enumerate(out):
+        if f.icon is None or f.label is not None or f.counted != "yes":
+            continue
+        ix0, _, ix1, iy1 = f.icon
+        for o in orphans:
+            lx0, ly0, lx1, _ = o.label_box  # type: ignore[misc]
+            if 0 <= ly0 - iy1 <= ORPHAN_BELOW_PX and lx0 <= (ix0 + ix1) / 2 <= lx1:
+                out[n] = f.model_copy(
+                    update={
+                        "label": o.label,
+                        "label_counted": "optional",
+                        "flags": sorted({*f.flags, "orphan_label_below"}),
+                    }
+                )
+                break
     return out
 
 

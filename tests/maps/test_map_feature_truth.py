@@ -51,6 +51,8 @@ POIS = [
     (90011, 0, 200, {"amenity": "cafe"}),
     (90012, 690, 0, {"shop": "convenience", "name": "India Mart"}),
     (90013, -500, -300, {"amenity": "atm", "operator": "Kilo Bank"}),
+    (90015, 400, -250, {"amenity": "cafe"}),
+    (90016, 400, -249, {"amenity": "restaurant", "name": "Mike Noodles"}),
 ]
 #: a POI whose label the seam between two metatiles cuts in two (placed in ``scene``)
 SEAM_POI = (90014, {"shop": "beauty", "name": "Lima Seam Salon"})
@@ -181,7 +183,9 @@ def test_two_branches_of_one_brand_are_two_features_and_two_names(scene):
 def test_an_unnamed_feature_is_listed_as_an_empty_name(scene):
     by_id, counts, *_ = scene
     assert by_id[90011].counted == "yes" and by_id[90011].name == ""
-    assert counts["coffee_shop"].shown == 2 and counts["coffee_shop"].names == ["", "Bravo Cafe"]
+    cafes = [f for f in counts["coffee_shop"].features if f.counted == "yes"]
+    unnamed = [f for f in cafes if f.label_counted == "no"]  # 90011 (an optional name: none)
+    assert counts["coffee_shop"].names == sorted(["Bravo Cafe", *([""] * len(unnamed))])
 
 
 def test_an_atm_is_labelled_with_its_operator_as_the_style_writes_it(scene, read):
@@ -199,6 +203,35 @@ def test_a_label_across_a_metatile_seam_is_whole_when_both_metatiles_placed_it(s
     assert lima.label_box[0] < seam_x < lima.label_box[2]  # the seam runs through it
     assert lima.label == "Lima Seam Salon" and lima.label_counted == "yes"
     assert "Lima Seam Salon" in read
+
+
+def test_an_orphan_label_under_an_unnamed_icon_is_an_optional_name_of_it(scene, read):
+    by_id, counts, *_ = scene
+    drawn = [n for n in (90015, 90016) if n in by_id and by_id[n].icon is not None]
+    assert len(drawn) == 1  # one icon at the spot; the other's name is written under it
+    other = ({90015, 90016} - set(drawn)).pop()
+    if other == 90016:  # the restaurant's name under the unnamed café's cup
+        cafe, noodles = by_id[90015], by_id[90016]
+        assert "orphan_label" in noodles.flags and noodles.label == "Mike Noodles"
+        assert cafe.label == "Mike Noodles" and cafe.label_counted == "optional"
+        assert "orphan_label_below" in cafe.flags
+        assert "Mike Noodles" in counts["coffee_shop"].optional_names
+        assert "Mike Noodles" in counts["restaurant"].optional_names
+    else:  # the restaurant won the spot and shows its own name
+        assert by_id[90016].label == "Mike Noodles" and by_id[90016].counted == "yes"
+    assert "Mike Noodles" in read
+
+
+def test_the_scale_bar_box_is_the_one_leaflet_draws(engine_for):
+    from maps.page import scale_bar_box
+
+    engine = engine_for("monaco.osm.pbf")
+    views = [View.make((43.7385, 7.4255), z, id=f"z{z}") for z in (15, 16, 17, 18, 19)]
+    for view, shot in zip(views, engine.render_many(views, progress=False), strict=True):
+        want = scale_bar_box(view)
+        got = shot.controls["scale"]
+        assert abs(got[0] - want[0]) <= 0.5 and abs(got[2] - want[2]) <= 0.5, (view.zoom, got)
+        assert want[1] <= got[1] and got[3] <= want[3]
 
 
 def test_types_absent_from_the_extract_are_zero_and_nothing_optional(scene):

@@ -1,0 +1,108 @@
+"""STMF and MTMF built from a shared extract through ``cartoqa build``, answered by the oracle
+and the random baseline, and scored in both modes: the four tasks share their views, the
+truths agree with their own evidence, presence is balanced, and the oracle is perfect
+(in the original mode, but for the published precision on repeated names, which is
+recomputed here by its own formula)."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+
+from cartoqa.models.baselines import oracle_answer, random_answer
+from cartoqa.records import BooleanTruth, CountTruth, FeatureTableTruth, NamesTruth
+from cartoqa.scoring import score_run
+from cartoqa.stores import load_dataset
+from cartoqa.tasks import build_dataset
+from cartoqa.tasks.map_features import FEATURE_TYPES
+
+TASKS = ["stmf_presence", "stmf_count", "stmf_names", "mtmf"]
+
+
+@pytest.fixture(scope="module")
+def built(engine_for, tmp_path_factory):
+    out = tmp_path_factory.mktemp("features") / "ds"
+    report = build_dataset(
+        out, engine=engine_for("monaco.osm.pbf"), tasks=TASKS, per_task=6, seed=3, progress=False
+    )
+    return report, load_dataset(out)
+
+
+def test_the_four_tasks_share_their_views_and_each_view_is_rendered_once(built):
+    report, ds = built
+    assert report.samples == {"stmf_presence": 6, "stmf_count": 6, "stmf_names": 6, "mtmf": 6}
+    views = {s.id.rsplit("-", 1)[0] for s in ds.samples}
+    assert len(views) == 6 and report.maps["stmf_presence"] == 3
+    images = {s.prompt.images[0] for s in ds.samples}
+    assert len(images) == len(views)  # one image per view, shared by its questions
+    for view in views:
+        tasks = {s.task for s in ds.samples if s.id.startswith(view + "-")}
+        assert tasks >= {"stmf_count", "stmf_names", "mtmf"}
+    assert ds.manifest.name.startswith("maps-monaco")
+
+
+def test_presence_is_balanced_and_every_truth_agrees_with_its_evidence(built):
+    _, ds = built
+    answers = Counter()
+    for s in ds.samples:
+        t = s.ground_truth
+        if isinstance(t, BooleanTruth):
+            answers[t.value] += 1
+            shown = [f for f in t.features if f.counted == "yes"]
+            assert t.value == bool(shown)
+            if not t.value:  # asked only of a type the view shows nothing of
+                assert not t.features
+        elif isinstance(t, CountTruth):
+            assert t.value == sum(f.counted == "yes" for f in t.features)
+            assert t.optional == sum(f.counted == "optional" for f in t.features)
+            assert all(f.type == t.feature_type for f in t.features)
+        elif isinstance(t, NamesTruth):
+            named = sorted(
+                f.label for f in t.features if f.counted == "yes" and f.label_counted == "yes"
+            )
+            assert sorted(n for n in t.names if n) == named
+        elif isinstance(t, FeatureTableTruth):
+            assert set(t.features) == set(FEATURE_TYPES)
+            for key, c in t.features.items():
+                mine = [f for f in t.evidence if f.type == key]
+                assert c.count == sum(f.counted == "yes" for f in mine), key
+    assert answers[True] == answers[False] == 3
+
+
+def _all(tables: dict, task: str) -> dict:
+    return tables[task]["all"]
+
+
+def test_the_oracle_is_perfect_in_the_default_mode_and_random_is_not(built):
+    _, ds = built
+    oracle = score_run(ds.samples, {s.id: oracle_answer(s) for s in ds.samples})
+    for task in TASKS:
+        row = _all(oracle, task)
+        for metric in ("accuracy", "precision", "recall", "f1", "r2"):
+            if metric in row:
+                assert row[metric] == 1.0, (task, metric)
+        for metric in ("rmse", "mae", "unanswered"):
+            if metric in row:
+                assert row[metric] == 0, (task, metric)
+    rand = score_run(ds.samples, {s.id: random_answer(s, seed=1) for s in ds.samples})
+    assert _all(rand, "stmf_count")["rmse"] > 2  # uniform in [0, 16] against small counts
+    assert _all(rand, "mtmf")["rmse"] > 2
+    assert _all(rand, "stmf_names")["f1"] < 0.5
+
+
+def test_the_oracle_in_the_original_mode_loses_only_the_published_precision_on_repeats(built):
+    _, ds = built
+    tables = score_run(ds.samples, {s.id: oracle_answer(s) for s in ds.samples}, mode="original")
+    for task in ("stmf_presence", "stmf_count"):
+        row = _all(tables, task)
+        assert row.get("accuracy", 1.0) == 1.0 and row.get("rmse", 0.0) == 0.0
+    # the published precision: |set(true) & set(pred)| / len(pred), names only
+    want = []
+    for s in ds.samples:
+        if isinstance(s.ground_truth, NamesTruth):
+            names = [n for n in s.ground_truth.names if n]
+            want.append(len(set(names)) / len(names) if names else 1.0)
+    row = _all(tables, "stmf_names")
+    assert row["recall"] == 1.0
+    assert row["precision"] == pytest.approx(sum(want) / len(want))
