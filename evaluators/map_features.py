@@ -891,7 +891,7 @@ def count_metrics(rows: Rows) -> dict[str, float]:
 def names_metrics(rows: Rows) -> dict[str, float]:
     """n, the means over questions of precision, recall, F1 and their fuzzy forms (when the
     scores carry them), and the number unanswered."""
-    out = {"n": len(rows)}
+    out: dict[str, float] = {"n": len(rows)}
     for key in ("precision", "recall", "f1", "fuzzy_precision", "fuzzy_recall", "fuzzy_f1"):
         if not rows or any(key in r[1].values for r in rows):
             out[key] = _mean_of(rows, key)
@@ -900,9 +900,9 @@ def names_metrics(rows: Rows) -> dict[str, float]:
 
 
 def mtmf_metrics(rows: Rows) -> dict[str, float]:
-    """n, the means over maps of RMSE, r^2, precision, recall and F1, and the share
-    unanswered (``crashed``, a count, in original mode)."""
-    out = {"n": len(rows)}
+    """n, the means over maps of RMSE, r^2, precision, recall and F1, and the number
+    unanswered (and ``crashed``, a count, in original mode)."""
+    out: dict[str, float] = {"n": len(rows)}
     for key in ("rmse", "r2", "precision", "recall", "f1"):
         out[key] = _mean([float(v) for r in rows if (v := r[1].values.get(key)) is not None])
     out["unanswered"] = _unanswered(rows)

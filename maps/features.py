@@ -51,7 +51,14 @@ from cartoqa.errors import CartoqaError
 
 from .database import DatabaseError, lost_database
 from .labels import LabelError, _Glyph, _neighbours
-from .projection import TILE_PX, metres_per_pixel, pixel_box, pixel_to_m, tile_bounds_m
+from .projection import (
+    HALF_WORLD_M,
+    TILE_PX,
+    metres_per_pixel,
+    pixel_box,
+    pixel_to_m,
+    tile_bounds_m,
+)
 from .style import style_xml
 from .tiles import BUFFER_PX, sorted_boxes
 
@@ -77,6 +84,18 @@ SALTS = tuple(f"cf{i}" for i in range(8))
 #: an icon needs this many exact pixels of its code colour in its box to be attributed
 #: (an icon has hundreds; a stray antialiased pixel of another layer has one)
 MIN_ICON_PIXELS = 4
+#: a label or glyph needs this many pixels of its code colour in its box
+MIN_TEXT_PIXELS = 2
+#: and a point label at least this share of its box's drawn (opaque, not background)
+#: pixels; a true one holds 30-60 % (the rest blends with the background), a stray match
+#: (a road's glyph a unit off a point label's colour) a few %
+MIN_VOTE_SHARE = 0.15
+#: how far (px) from its object's bounding box a label can lie (a point label stands under
+#: its icon, some 10-20 px below the point; a wide one spreads about as far as it is long)
+LABEL_REACH_PX = 200.0
+#: how far (px) from its object's point an icon's pixels can lie (icons are 14 px; an
+#: area's icon stands at a point on its surface, within its bounding box)
+ICON_REACH_PX = 24.0
 
 #: coded layers: layer -> (code letter, the insertions into its SQL: (anchor, text after it))
 #: ``{c}`` in a text stands for the colour expression of that SQL's rows
@@ -126,6 +145,8 @@ class ObjectRow:
     x: float = 0.0
     """EPSG:3857 x of its bounding box's centre."""
     y: float = 0.0
+    box: tuple[float, float, float, float] = (0.0, 0.0, 0.0, 0.0)
+    """Its EPSG:3857 bounding box (minx, miny, maxx, maxy)."""
 
     @property
     def ref(self) -> str:
@@ -171,14 +192,56 @@ class _Placement:
     metatile: tuple[int, int, int]
 
 
+#: the coded render's background: the style's land colour, opaque
+BACKGROUND = "#f2efe9"
+_BACKGROUND_WORD = 0xFF000000 | 0xE9 << 16 | 0xEF << 8 | 0xF2  # as a pixel word (R low)
+#: how far (per channel) a pixel may be from a code colour and still be of it: text drawn
+#: with a halo of its own colour composes to an opaque pixel a unit off in a channel or two
+#: (seen: a small label with not one exact pixel among 153 opaque ones)
+COLOUR_TOLERANCE = 1
+_OFFSETS = np.array(
+    [
+        (dr, dg, db)
+        for dr in range(-COLOUR_TOLERANCE, COLOUR_TOLERANCE + 1)
+        for dg in range(-COLOUR_TOLERANCE, COLOUR_TOLERANCE + 1)
+        for db in range(-COLOUR_TOLERANCE, COLOUR_TOLERANCE + 1)
+    ],
+    dtype=np.int64,
+)
+
+
+def _near_colours(codes: list[int]) -> tuple[np.ndarray, np.ndarray]:
+    """Every pixel word (24 bits) within ``COLOUR_TOLERANCE`` of one of ``codes`` (pixel
+    words, ``_le``), sorted, and the index of its code: -1 where two codes' neighbourhoods
+    meet, unless it is exactly one of them (an exact match wins)."""
+    if not codes:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    c = np.asarray(codes, dtype=np.int64)
+    ch = np.stack([c & 0xFF, (c >> 8) & 0xFF, c >> 16], axis=1)  # (n, 3)
+    near = ch[:, None, :] + _OFFSETS[None, :, :]  # (n, k, 3)
+    ok = ((near >= 0) & (near <= 255)).all(axis=2)
+    vals = near[..., 0] | (near[..., 1] << 8) | (near[..., 2] << 16)
+    idx = np.broadcast_to(np.arange(len(c))[:, None], vals.shape)
+    exact = np.broadcast_to((_OFFSETS == 0).all(axis=1)[None, :], vals.shape)
+    vals, idx, exact = vals[ok], idx[ok], exact[ok]
+    order = np.lexsort((~exact, vals))  # by value, an exact entry first
+    vals, idx, exact = vals[order], idx[order], exact[order]
+    first = np.ones(len(vals), dtype=bool)
+    first[1:] = vals[1:] != vals[:-1]
+    starts = np.flatnonzero(first)
+    counts = np.diff(np.append(starts, len(vals)))
+    out_vals, out_idx = vals[starts], idx[starts].copy()
+    # a value two codes reach is ambiguous unless its first entry is exact and the only one
+    second_exact = np.zeros(len(starts), dtype=bool)
+    many = counts > 1
+    second_exact[many] = exact[starts[many] + 1]
+    out_idx[many & (~exact[starts] | second_exact)] = -1
+    return out_vals, out_idx
+
+
 def _le(code: int) -> int:
     """A colour 0xRRGGBB as the pixel word's low 24 bits hold it (0xBBGGRR)."""
     return ((code & 0xFF) << 16) | (code & 0xFF00) | (code >> 16)
-
-
-def _be(word: int) -> int:
-    """The inverse of ``_le``."""
-    return _le(word)
 
 
 def _colour(salt: str, kind: str, table: str, osm_id: int) -> int:
@@ -245,26 +308,52 @@ def coded_xml(xml: str, salt: str) -> str:
 _PLACING = re.compile(r"<(?:TextSymbolizer|ShieldSymbolizer|MarkersSymbolizer|PointSymbolizer)")
 
 
+#: symbolizers that only paint: under every coded layer they draw nothing a reader of the
+#: coded render needs, and place nothing
+_PAINTING = re.compile(
+    r"<(LineSymbolizer|PolygonSymbolizer|LinePatternSymbolizer|PolygonPatternSymbolizer|"
+    r"BuildingSymbolizer|RasterSymbolizer|DotSymbolizer)\b[^>]*?(?:/>|>.*?</\1>)",
+    re.S,
+)
+
+
 def _without_background(xml: str) -> str:
-    """Leave out the layers before the first coded one whose styles place nothing (fills and
-    strokes only): they paint what the coded pixels are drawn over, and never move a label."""
+    """The layers before the first coded one, less what only paints: a layer whose styles
+    place nothing is left out, and the painting symbolizers of the others are (their
+    oneway arrows, junction names and the like still place, as in the tiles).  What lies
+    under the coded layers never moves a label; the box check proves it every time."""
     first = min(_layer_block(xml, layer)[0] for layer in _LAYERS)
-    styles = {
-        m.group(1): m.group(2)
-        for m in re.finditer(r'<Style filter-mode="first" name="([^"]+)"[^>]*>(.*?)</Style>',
-                             xml, re.S)
-    }  # fmt: skip
+    style_re = re.compile(r'<Style filter-mode="first" name="([^"]+)"[^>]*>(.*?)</Style>', re.S)
+    styles = {m.group(1): m.group(2) for m in style_re.finditer(xml)}
+    layer_re = re.compile(r"  <Layer [^>]*>.*?</Layer>\n?", re.S)
+    name_re = re.compile(r"<StyleName><!\[CDATA\[([^\]]+)\]\]></StyleName>")
+    before: set[str] = set()
+    after: set[str] = set()
     out, pos = [], 0
-    for m in re.finditer(r"  <Layer [^>]*>.*?</Layer>\n?", xml, re.S):
+    for m in layer_re.finditer(xml):
+        names = name_re.findall(m.group(0))
         if m.start() >= first:
-            break
-        names = re.findall(r"<StyleName><!\[CDATA\[([^\]]+)\]\]></StyleName>", m.group(0))
+            after.update(names)
+            continue
         if any(_PLACING.search(styles.get(n, "<MarkersSymbolizer")) for n in names):
+            before.update(names)
             continue  # keep it: it places something
         out.append(xml[pos : m.start()])
         pos = m.end()
     out.append(xml[pos:])
-    return "".join(out)
+    xml = "".join(out)
+    # the kept background layers' styles, less their painting (a style some later layer
+    # also draws with is left whole)
+    for name in sorted(before - after):
+        style = re.search(
+            rf'<Style filter-mode="first" name="{re.escape(name)}"[^>]*>.*?</Style>', xml, re.S
+        )
+        if style is not None:
+            xml = xml[: style.start()] + _PAINTING.sub("", style.group(0)) + xml[style.end() :]
+    # one known background colour (the style's land colour, so that antialiased text blends
+    # with it as on the map): every pixel still of it is skipped, so few need matching
+    xml = re.sub(r'(<Map\b[^>]*?)\sbackground-color="[^"]*"', r"\1", xml, count=1)
+    return xml.replace("<Map ", f'<Map background-color="{BACKGROUND}" ', 1)
 
 
 class FeatureLabels:
@@ -299,7 +388,12 @@ class FeatureLabels:
                     tags,
                     (float(r[10]) + float(r[12])) / 2,
                     (float(r[11]) + float(r[13])) / 2,
+                    (float(r[10]), float(r[11]), float(r[12]), float(r[13])),
                 )
+        self._box_of = {
+            (str(r[0]), int(r[1])): (float(r[10]), float(r[11]), float(r[12]), float(r[13]))
+            for r in rows
+        }
         self._xml_plain = style_xml(engine.style, conn)
         self._maps: dict[str, Any] = {}
         self._cache: dict[tuple[int, int, int], list[_Placement]] = {}
@@ -326,7 +420,12 @@ class FeatureLabels:
             self._maps[salt] = m
         return self._maps[salt]
 
-    def _coding(self, z: int, mx: int, my: int, n: int) -> tuple[str, dict[int, tuple]]:
+    def _coding(
+        self, z: int, mx: int, my: int, n: int, salt: str
+    ) -> tuple[dict[int, tuple], set[int]]:
+        """The code colours under ``salt`` of the objects this metatile can draw (colour ->
+        (kind, table, osm id)), and the colours two of them share (left out: a metatile
+        that paints one of those is coded again under the next salt)."""
         x0, y0, x1, y1 = tile_bounds_m(z, mx, my, n, n)
         pad = 2 * BUFFER_PX * metres_per_pixel(z)
         b = self._bbox
@@ -334,18 +433,17 @@ class FeatureLabels:
         near &= (b[:, 1] <= y1 + pad) & (b[:, 3] >= y0 - pad)
         keys = sorted({(str(t), int(i)) for t, i in zip(self._table[near], self._ids[near],
                                                           strict=True)})  # fmt: skip
-        for salt in SALTS:
-            codes: dict[int, tuple] = {}
-            for t, i in keys:
-                for kind in ("i", "t", "g") if t != "l" else ("g",):
-                    codes[_colour(salt, kind, t, i)] = (kind, t, i)
-            if len(codes) == sum(1 if t == "l" else 3 for t, _ in keys):
-                return salt, codes
-            self.resalted += 1
-        raise LabelError(  # pragma: no cover - needs thousands of objects in one metatile
-            f"metatile {z}/{mx}/{my}: {len(keys)} objects, and under each of {len(SALTS)} "
-            "salts two share a colour; their icons and labels cannot be told apart"
-        )
+        codes: dict[int, tuple] = {}
+        shared: set[int] = set()
+        for t, i in keys:
+            for kind in ("i", "t", "g") if t != "l" else ("g",):
+                c = _colour(salt, kind, t, i)
+                if c in codes:
+                    shared.add(c)
+                codes[c] = (kind, t, i)
+        for c in shared:
+            del codes[c]
+        return codes, shared
 
     def _render(self, salt: str, z: int, mx: int, my: int, n: int) -> tuple[Any, list]:
         import mapnik
@@ -372,40 +470,71 @@ class FeatureLabels:
             ) from None
         return image, sorted_boxes(detector.boxes())
 
+    def _reach(self, t: str, i: int, kind: str, z: int) -> Box:
+        """Where (world px) a box of object (t, i) can be: its bounding box, widened by how
+        far the style draws an icon or a label from its point."""
+        minx, miny, maxx, maxy = self._box_of[(t, i)]
+        res = metres_per_pixel(z)
+        r = ICON_REACH_PX if kind == "i" else LABEL_REACH_PX
+        return (
+            (minx + HALF_WORLD_M) / res - r,
+            (HALF_WORLD_M - maxy) / res - r,
+            (maxx + HALF_WORLD_M) / res + r,
+            (HALF_WORLD_M - miny) / res + r,
+        )
+
+    def _placed_alike(self, salt: str, z: int, mx: int, my: int, n: int, key: list[Box]) -> Any:
+        """The coded render of a metatile, once its placement boxes equal the tiles'."""
+        for _ in range(PLACEMENT_TRIES):
+            image, coded = self._render(salt, z, mx, my, n)
+            if coded == key:
+                return image
+            log.warning("metatile %s/%s/%s: coded placement differed; rendering again", z, mx, my)
+        raise LabelError(
+            f"the colour-coded render placed icons and labels differently from the tiles in "
+            f"metatile {z}/{mx}/{my} {PLACEMENT_TRIES} times; what the map shows there "
+            "cannot be known exactly"
+        )
+
     def _metatile(self, z: int, mx: int, my: int, wanted: list[tuple[int, int]]) -> None:
         """Code one metatile: its placements attributed, and where each object's icon pixels
         are (for icons drawn but covered)."""
         n = min(self.engine.tiles.metatile, 2**z)
         key = self.engine.tiles.placements(z, mx, my, wanted)
-        salt, codes = self._coding(z, mx, my, n)
-        for _ in range(PLACEMENT_TRIES):
-            image, coded = self._render(salt, z, mx, my, n)
-            if coded == key:
-                break
-            log.warning("metatile %s/%s/%s: coded placement differed; rendering again", z, mx, my)
-        else:
-            raise LabelError(
-                f"the colour-coded render placed icons and labels differently from the tiles in "
-                f"metatile {z}/{mx}/{my} {PLACEMENT_TRIES} times; what the map shows there "
-                "cannot be known exactly"
-            )
         size = n * TILE_PX
-        # each pixel as one little-endian word, R | G << 8 | B << 16 | A << 24; only opaque
-        # pixels can be code colours, and the coded render paints few (no fills, no roads)
-        words = np.frombuffer(image.to_string(), dtype="<u4")
-        opaque = np.flatnonzero((words >> 24) == 255)
-        rgb = (words[opaque] & 0xFFFFFF).astype(np.int64)
-        order = np.array(sorted(_le(c) for c in codes), dtype=np.int64)
-        owner = [codes[_be(int(c))] for c in order]
+        for salt in SALTS:
+            codes, shared = self._coding(z, mx, my, n, salt)
+            image = self._placed_alike(salt, z, mx, my, n, key)
+            # each pixel as one little-endian word, R | G << 8 | B << 16 | A << 24; only
+            # opaque ones not of the background can be code colours (the coded render paints
+            # few: no fills, no roads)
+            words = np.frombuffer(image.to_string(), dtype="<u4")
+            opaque = np.flatnonzero(((words >> 24) == 255) & (words != _BACKGROUND_WORD))
+            rgb = (words[opaque] & 0xFFFFFF).astype(np.int64)
+            if not shared or not np.isin(rgb, _near_colours([_le(c) for c in shared])[0]).any():
+                break  # no colour two objects share is painted: every pixel has one owner
+            self.resalted += 1
+            log.info("metatile %s/%s/%s: two objects share a painted colour under %r",
+                     z, mx, my, salt)  # fmt: skip
+        else:
+            raise LabelError(  # pragma: no cover - needs thousands of objects in one metatile
+                f"metatile {z}/{mx}/{my}: under each of {len(SALTS)} salts two objects it "
+                "draws share a colour; their icons and labels cannot be told apart"
+            )
+        owner = [codes[c] for c in sorted(codes)]
+        values, which = _near_colours([_le(c) for c in sorted(codes)])
         placements: list[_Placement] = []
         icon_px: dict[tuple[str, int], np.ndarray] = {}
         ox, oy = mx * TILE_PX, my * TILE_PX
-        if len(order):
-            at = np.clip(np.searchsorted(order, rgb), 0, len(order) - 1)
-            hit = order[at] == rgb
+        if len(values):
+            at = np.clip(np.searchsorted(values, rgb), 0, len(values) - 1)
+            hit = (values[at] == rgb) & (which[at] >= 0)
             index = np.full(size * size, -1, dtype=np.int32)
-            index[opaque[hit]] = at[hit]
+            index[opaque[hit]] = which[at[hit]]
             index = index.reshape(size, size)
+            coloured = np.zeros(size * size, dtype=bool)
+            coloured[opaque] = True
+            coloured = coloured.reshape(size, size)
             for x0, y0, x1, y1 in key:
                 ix0, iy0 = max(0, int(x0)), max(0, int(y0))
                 ix1, iy1 = min(size, int(np.ceil(x1))), min(size, int(np.ceil(y1)))
@@ -418,9 +547,18 @@ class FeatureLabels:
                 counts = np.bincount(votes)
                 best = int(counts.argmax())
                 kind, t, i = owner[best]
-                if kind == "i" and counts[best] < MIN_ICON_PIXELS:
+                if counts[best] < (MIN_ICON_PIXELS if kind == "i" else MIN_TEXT_PIXELS):
+                    continue
+                # the owner must hold a fair share of what is drawn in the box (a stray pixel
+                # a unit off some other code is no label), and the box must lie where the
+                # owner can be drawn: at its point or in its bounding box, give or take
+                if kind == "t" and counts[best] < MIN_VOTE_SHARE * int(
+                    coloured[iy0:iy1, ix0:ix1].sum()
+                ):
                     continue
                 box = (x0 + ox, y0 + oy, x1 + ox, y1 + oy)
+                if not _overlap(box, self._reach(t, i, kind, z)):
+                    continue
                 placements.append(_Placement((t, i), kind, box, (z, mx, my)))
             # icon pixels of objects of interest with no icon box here: an icon drawn and
             # then covered by another shows only so
@@ -560,6 +698,14 @@ class FeatureLabels:
                 continue
             px = np.concatenate(arrays)
             seen = (px[:, 0] >= x0) & (px[:, 0] < x1) & (px[:, 1] >= y0) & (px[:, 1] < y1)
+            # an icon is drawn at its object's point: pixels of its colour elsewhere are a
+            # coincidence of some other drawing (seen once, 860 px from the object)
+            minx, miny, maxx, maxy = self.objects[k].box
+            res, r = metres_per_pixel(z), ICON_REACH_PX
+            ax0, ax1 = (minx + HALF_WORLD_M) / res - r, (maxx + HALF_WORLD_M) / res + r
+            ay0, ay1 = (HALF_WORLD_M - maxy) / res - r, (HALF_WORLD_M - miny) / res + r
+            seen &= (px[:, 0] >= ax0) & (px[:, 0] <= ax1)
+            seen &= (px[:, 1] >= ay0) & (px[:, 1] <= ay1)
             if int(seen.sum()) >= MIN_ICON_PIXELS:
                 d = out.setdefault(k, DrawnObject(self.objects[k]))
                 d.icon_pixels_only = True

@@ -82,9 +82,7 @@ def scale_bar_box(view: View) -> tuple[float, float, float, float]:
     metres = _LEAFLET_EARTH_M * 2 * math.atan2(math.sqrt(a), math.sqrt(1 - a))
     feet = metres * 3.2808399
     imperial = feet / 5280 if feet > 5280 else feet
-    widths = [
-        round(_SCALE_MAX_PX * _round_num(v) / v) for v in (metres, imperial) if v > 0
-    ]
+    widths = [round(_SCALE_MAX_PX * _round_num(v) / v) for v in (metres, imperial) if v > 0]
     return (_SCALE_LEFT, _SCALE_TOP, _SCALE_LEFT + max(widths, default=0), _SCALE_BOTTOM)
 
 

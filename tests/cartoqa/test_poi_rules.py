@@ -26,6 +26,14 @@ def test_an_icon_wholly_in_counts_and_one_cut_is_optional():
     assert _one(split).counted == "optional" and "icon_split" in _one(split).flags
 
 
+def test_an_icon_drawn_and_covered_or_missing_from_its_filled_area_is_optional():
+    covered = _one(_obj("n", 1, "A", {"amenity": "cafe"}, icon_pixels_only=True))
+    assert covered.counted == "optional" and "icon_covered" in covered.flags
+    area = _one(_obj("a", 2, "", {"amenity": "parking"}, area_share=1.0, view_share=0.1))
+    assert area.counted == "optional" and "area_without_icon" in area.flags
+    assert drawn_features([_obj("n", 3, "B", {"amenity": "cafe"})], 19) == []  # not drawn
+
+
 def test_a_park_counts_with_nine_tenths_of_it_in_the_view_and_never_as_a_building():
     park = {"leisure": "park"}
     assert _one(_obj("a", 1, "P", park, area_share=0.95, view_share=0.05)).counted == "yes"
