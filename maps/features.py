@@ -50,7 +50,7 @@ import numpy as np
 from cartoqa.errors import CartoqaError
 
 from .database import DatabaseError, lost_database
-from .labels import LabelError, _Glyph, _neighbours
+from .labels import LabelError, _Glyph, _neighbours, render_with_boxes
 from .projection import (
     HALF_WORLD_M,
     TILE_PX,
@@ -74,10 +74,11 @@ Box = tuple[float, float, float, float]
 
 #: the least share of an icon's box inside the view for the icon to count as shown
 MIN_ICON_SHARE = 0.9
-#: a label box may pass the view's edge by this much and still be whole: the boxes Mapnik
-#: places run a pixel or two past the ink of the glyphs (an outside review found a road
-#: name whose last letter ended 2 px inside the edge read as cut)
-LABEL_EDGE_PX = 2.0
+#: a glyph's box along a line runs this far past its ink (the letter's advance and the
+#: halo): the box less this on each side must be in the view and clear of the controls
+#: (an outside review found whole road names read as cut at the edge or under the
+#: attribution); a point label's box is its text's and is taken as it is
+GLYPH_SLACK_PX = 2.0
 #: renders of a metatile's coded copy before its placements are taken as unequal
 PLACEMENT_TRIES = 3
 SALTS = tuple(f"cf{i}" for i in range(8))
@@ -446,29 +447,10 @@ class FeatureLabels:
         return codes, shared
 
     def _render(self, salt: str, z: int, mx: int, my: int, n: int) -> tuple[Any, list]:
-        import mapnik
-
-        try:
-            m = self._map(salt)
-            size = n * TILE_PX
-            if (m.width, m.height) != (size, size):
-                m.resize(size, size)
-            m.zoom_to_box(mapnik.Box2d(*tile_bounds_m(z, mx, my, n, n)))
-            image = mapnik.Image(size, size)
-            detector = mapnik.LabelCollisionDetector(m)
-            mapnik.render_with_detector(m, image, detector)
-        except RuntimeError as exc:
-            lost = lost_database(
-                self.engine.database.connection,
-                during=f"map features were checked (metatile {z}/{mx}/{my})",
-            )
-            if lost is not None:
-                raise lost from None
-            raise LabelError(
-                f"Mapnik could not render metatile {z}/{mx}/{my} for the feature check: "
-                f"{str(exc)[:600]}"
-            ) from None
-        return image, sorted_boxes(detector.boxes())
+        image, boxes = render_with_boxes(
+            lambda: self._map(salt), self.engine, z, mx, my, n, "map features", "feature"
+        )
+        return image, sorted_boxes(boxes)
 
     def _reach(self, t: str, i: int, kind: str, z: int) -> Box:
         """Where (world px) a box of object (t, i) can be: its bounding box, widened by how
@@ -643,8 +625,6 @@ class FeatureLabels:
         for p in placed:
             by_key[p.key].append(p)
         view_box = (x0, y0, x1, y1)
-        pad = LABEL_EDGE_PX
-        label_box = (x0 - pad, y0 - pad, x1 + pad, y1 + pad)  # where a whole label may lie
         out: dict[tuple[str, int], DrawnObject] = {}
         for k, ps in by_key.items():
             if k not in self.objects:
@@ -666,7 +646,7 @@ class FeatureLabels:
                 if not _overlap(p.box, view_box):
                     continue
                 clear = not any(_overlap(p.box, c) for c in hidden)
-                if _inside(p.box, label_box) and clear and shown_by_tiles(p):
+                if _inside(p.box, view_box) and clear and shown_by_tiles(p):
                     d.label = _shift(p.box, x0, y0)
                     d.label_text = _label_text(d.row.name)
                     break
@@ -678,10 +658,11 @@ class FeatureLabels:
                 letters = len(re.sub(r"\s", "", d.row.name))
                 for group in _neighbours([_Glyph(0, p.box, True) for p in glyphs]):
                     boxes = [g.box for g in group]
-                    inside = [b for b in boxes if _inside(b, label_box)]
+                    cores = [_core(b) for b in boxes]
+                    inside = [b for b in cores if _inside(b, view_box)]
                     if not any(_overlap(b, view_box) for b in boxes):
                         continue
-                    clear = not any(_overlap(b, c) for b in boxes for c in hidden)
+                    clear = not any(_overlap(b, c) for b in cores for c in hidden)
                     if len(boxes) >= letters and len(inside) == len(boxes) and clear:
                         union = (min(b[0] for b in boxes), min(b[1] for b in boxes),
                                  max(b[2] for b in boxes), max(b[3] for b in boxes))  # fmt: skip
@@ -758,6 +739,13 @@ class FeatureLabels:
 def _label_text(name: str) -> str:
     """A label as the style writes it, for an answer: stripped, lines joined by a space."""
     return re.sub(r"\s+", " ", name).strip()
+
+
+def _core(b: Box) -> Box:
+    """A glyph box less ``GLYPH_SLACK_PX`` on each side (never inside out)."""
+    dx = min(GLYPH_SLACK_PX, (b[2] - b[0]) / 2)
+    dy = min(GLYPH_SLACK_PX, (b[3] - b[1]) / 2)
+    return (b[0] + dx, b[1] + dy, b[2] - dx, b[3] - dy)
 
 
 def _shift(b: Box, x0: float, y0: float) -> Box:

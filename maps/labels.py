@@ -226,29 +226,9 @@ class RoadLabels:
         return self._maps[which]
 
     def _render(self, which: str, z: int, mx: int, my: int, n: int) -> tuple[Any, list[Any]]:
-        import mapnik
-
-        try:
-            m = self._map(which)
-            size = n * TILE_PX
-            if (m.width, m.height) != (size, size):
-                m.resize(size, size)
-            m.zoom_to_box(mapnik.Box2d(*tile_bounds_m(z, mx, my, n, n)))
-            image = mapnik.Image(size, size)
-            detector = mapnik.LabelCollisionDetector(m)
-            mapnik.render_with_detector(m, image, detector)
-        except RuntimeError as exc:  # Mapnik's errors; a lost database is named as such
-            lost = lost_database(
-                self.engine.database.connection,
-                during=f"road-name labels were checked (metatile {z}/{mx}/{my})",
-            )
-            if lost is not None:
-                raise lost from None
-            raise LabelError(
-                f"Mapnik could not render metatile {z}/{mx}/{my} for the label check: "
-                f"{str(exc)[:600]}"
-            ) from None
-        return image, list(detector.boxes())
+        return render_with_boxes(
+            lambda: self._map(which), self.engine, z, mx, my, n, "road-name labels", "label"
+        )
 
     def _coding(self, z: int, mx: int, my: int, n: int) -> tuple[str, dict[int, int]]:
         """A salt under which the features this metatile can draw have distinct colours, and
@@ -407,6 +387,37 @@ class RoadLabels:
         visible = {found.name_of[i] for i in found.visible if i not in self._areas}
         partial = {found.name_of[i] for i in set(found.partial) | set(found.visible)} - visible
         return VisibleNames(frozenset(visible), frozenset(partial))
+
+
+def render_with_boxes(
+    make_map: Any, engine: MapEngine, z: int, mx: int, my: int, n: int, what: str, check: str
+) -> tuple[Any, list[Any]]:
+    """Draw metatile (z, mx, my), ``n`` tiles a side, with the Mapnik map ``make_map()``
+    gives and a collision detector: (the image, the detector's boxes).  Mapnik's errors
+    become ``LabelError`` ("... for the ``check`` check"), or the lost database's error when
+    the database stopped answering (``what`` names what was being checked)."""
+    import mapnik
+
+    try:
+        m = make_map()
+        size = n * TILE_PX
+        if (m.width, m.height) != (size, size):
+            m.resize(size, size)
+        m.zoom_to_box(mapnik.Box2d(*tile_bounds_m(z, mx, my, n, n)))
+        image = mapnik.Image(size, size)
+        detector = mapnik.LabelCollisionDetector(m)
+        mapnik.render_with_detector(m, image, detector)
+    except RuntimeError as exc:  # Mapnik's errors; a lost database is named as such
+        lost = lost_database(
+            engine.database.connection, during=f"{what} were checked (metatile {z}/{mx}/{my})"
+        )
+        if lost is not None:
+            raise lost from None
+        raise LabelError(
+            f"Mapnik could not render metatile {z}/{mx}/{my} for the {check} check: "
+            f"{str(exc)[:600]}"
+        ) from None
+    return image, list(detector.boxes())
 
 
 def _overlap(a: tuple[float, ...], b: tuple[float, ...]) -> bool:

@@ -51,7 +51,7 @@ PIN_BOX_PX = (-17, -42, 18, 3)
 CONTROL_BOXES: dict[str, tuple[float, float, float, float]] = {
     "zoom": (10.0, 10.0, 44.0, 74.0),
     "scale": (5.0, 719.0, 110.0, 763.0),
-    "attribution": (1056.0, 745.0, 1366.0, 768.0),
+    "attribution": (1057.0, 745.5, 1366.0, 768.0),
 }
 #: Leaflet's scale control: its longest line, its left and its top and bottom in the page
 _SCALE_MAX_PX, _SCALE_LEFT, _SCALE_TOP, _SCALE_BOTTOM = 100, 5.0, 719.0, 763.0

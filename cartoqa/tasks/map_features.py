@@ -207,7 +207,10 @@ _TYPES = (
         "point area",
         _POI,
         "shop/beauty.svg",
-        note="shop=hairdresser has its own icon and is not a beauty shop.",
+        optional={"shop": ("cosmetics",)},
+        note="shop=hairdresser has its own icon and is not a beauty shop. shop=cosmetics "
+        "(a perfume bottle) is not one either, but a reader may well take a cosmetics shop "
+        "for a beauty shop: optional.",
     ),
     _t(
         "stream",
