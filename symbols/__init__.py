@@ -1,4 +1,6 @@
 """The catalogue of OSM map features, their legend images, CLIP embeddings and
-distractor selection (the map-feature semantics task).  Not implemented yet."""
+distractor selection (the map-feature semantics task, issue 16).  In place: the
+catalogue (``symbols.catalogue``); the legend images, look-alike classes,
+embeddings and questions are to come."""
 
 __all__: list[str] = []
