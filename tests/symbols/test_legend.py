@@ -1,0 +1,91 @@
+"""Legend images (``symbols.legend``): each catalogue feature drawn alone by Mapnik with the
+style the maps use, from a synthetic grid in a database of its own (issue 16, item 2)."""
+
+from __future__ import annotations
+
+import hashlib
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from symbols.catalogue import STYLE_XML, CatalogueEntry, CatalogueError, build_catalogue
+from symbols.legend import AREA_PX, LINE_PX, SYMBOL_PX, render_legend
+
+KEYS = [
+    ("symbol", "amenity=bank"),
+    ("symbol", "amenity=cafe"),
+    ("line", "highway=residential"),
+    ("line", "highway=unclassified"),
+    ("line", "waterway=river"),
+    ("area", "landuse=grass"),
+    ("area", "natural=wood"),
+]
+
+
+@pytest.fixture(scope="module")
+def legend(cluster, cache, carto_files, tmp_path_factory):
+    if not STYLE_XML.is_file():
+        pytest.skip(f"{STYLE_XML} is not installed (bash scripts/setup.sh main)")
+    try:
+        entries, _ = build_catalogue()
+    except CatalogueError as exc:
+        pytest.skip(str(exc))
+    by = {(e.category, e.key): e for e in entries}
+    chosen = [by[k] for k in KEYS]
+    # a tag the style draws nothing for: dropped and counted, not an empty image
+    chosen.append(
+        CatalogueEntry(
+            tags={"tourism": "attraction"},
+            key_class="tourism",
+            category="symbol",
+            name="Tourist Attraction",
+            name_source="id-tagging-schema",
+        )
+    )
+    folder = tmp_path_factory.mktemp("legend")
+    return render_legend(
+        chosen, folder, carto_files=carto_files, cache=cache, cluster=cluster
+    ), folder
+
+
+def _digest(path) -> str:
+    return hashlib.sha256(Image.open(path).convert("RGB").tobytes()).hexdigest()
+
+
+def _diff(a, b) -> float:
+    """Mean absolute difference of two images, 0-255."""
+    x = np.asarray(Image.open(a).convert("RGB"), dtype=float)
+    y = np.asarray(Image.open(b).convert("RGB"), dtype=float)
+    return float(np.abs(x - y).mean())
+
+
+def test_each_feature_has_an_image_of_its_categorys_size(legend):
+    lg, _ = legend
+    assert set(lg.images) == {f"{c}:{k}" for c, k in KEYS}
+    sizes = {"symbol": SYMBOL_PX, "line": LINE_PX, "area": AREA_PX}
+    for key, path in lg.images.items():
+        assert Image.open(path).size == (sizes[key.split(":")[0]],) * 2
+
+
+def test_a_feature_that_draws_nothing_is_dropped_and_said_why(legend):
+    lg, _ = legend
+    assert "symbol:tourism=attraction" in lg.dropped
+    assert "nothing" in lg.dropped["symbol:tourism=attraction"]
+
+
+def test_images_differ_except_where_the_style_draws_two_tags_alike(legend):
+    lg, _ = legend
+    im = lg.images
+    assert _digest(im["symbol:amenity=bank"]) != _digest(im["symbol:amenity=cafe"])
+    assert _diff(im["area:landuse=grass"], im["area:natural=wood"]) > 5
+    assert _diff(im["line:highway=residential"], im["line:waterway=river"]) > 2
+    # the style draws residential and unclassified roads the same (a look-alike pair; the
+    # cells' sub-pixel placement differs, so not to the byte)
+    assert _diff(im["line:highway=residential"], im["line:highway=unclassified"]) < 1
+
+
+def test_the_grid_writes_no_names(legend):
+    _, folder = legend
+    text = (folder / "legend-grid.osm").read_text(encoding="utf-8")
+    assert 'k="name"' not in text
