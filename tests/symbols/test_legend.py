@@ -18,8 +18,13 @@ KEYS = [
     ("line", "highway=residential"),
     ("line", "highway=unclassified"),
     ("line", "waterway=river"),
+    ("line", "highway=footway"),
+    ("line", "highway=path"),
     ("area", "landuse=grass"),
+    ("area", "landuse=meadow"),
     ("area", "natural=wood"),
+    ("area", "landuse=forest"),
+    ("area", "natural=water"),
 ]
 
 
@@ -89,3 +94,25 @@ def test_the_grid_writes_no_names(legend):
     _, folder = legend
     text = (folder / "legend-grid.osm").read_text(encoding="utf-8")
     assert 'k="name"' not in text
+
+
+def test_look_alikes_form_classes_and_distinct_features_do_not(legend):
+    from symbols.lookalike import lookalike_classes
+
+    lg, _ = legend
+    classes = lookalike_classes(lg.images)
+    together = {k: frozenset(c) for c in classes for k in c}
+    for a, b in [
+        ("line:highway=residential", "line:highway=unclassified"),
+        ("line:highway=footway", "line:highway=path"),
+        ("area:landuse=grass", "area:landuse=meadow"),
+        ("area:landuse=forest", "area:natural=wood"),
+    ]:
+        assert together.get(a) is not None and b in together[a], (a, b)
+    for a, b in [
+        ("symbol:amenity=bank", "symbol:amenity=cafe"),
+        ("line:highway=residential", "line:waterway=river"),
+        ("area:landuse=grass", "area:natural=wood"),
+        ("area:natural=water", "area:landuse=grass"),
+    ]:
+        assert b not in together.get(a, frozenset()), (a, b)
