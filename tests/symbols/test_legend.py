@@ -116,3 +116,15 @@ def test_look_alikes_form_classes_and_distinct_features_do_not(legend):
         ("area:natural=water", "area:landuse=grass"),
     ]:
         assert b not in together.get(a, frozenset()), (a, b)
+
+
+def test_a_contact_sheet_shows_every_image_of_its_category(legend, tmp_path):
+    from symbols.catalogue import build_catalogue
+    from symbols.sheet import contact_sheet
+
+    lg, _ = legend
+    entries, _ = build_catalogue()
+    out = tmp_path / "sheet.png"
+    shown = contact_sheet(entries, lg.images, "line", out, columns=3)
+    assert shown == sum(k.startswith("line:") for k in lg.images)
+    assert Image.open(out).size == (3 * 120, 2 * (120 + 26) + 20)  # 5 lines: 2 rows of 3
