@@ -21,12 +21,19 @@ tell apart either.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
 
-__all__ = ["BACKGROUND", "DRAWN", "THRESHOLDS", "image_distance", "lookalike_classes"]
+__all__ = [
+    "BACKGROUND",
+    "DRAWN",
+    "THRESHOLDS",
+    "close_pairs",
+    "image_distance",
+    "lookalike_classes",
+]
 
 #: the map's background colour (openstreetmap-carto's land)
 BACKGROUND = (0xF2, 0xEF, 0xE9)
@@ -51,6 +58,25 @@ def image_distance(a: np.ndarray, b: np.ndarray) -> float:
     return float(np.abs(a - b).max(axis=2)[drawn].mean())
 
 
+def close_pairs(arrays: Sequence[np.ndarray], limit: float) -> list[tuple[int, int]]:
+    """The pairs (i, j), i < j, of ``arrays`` (RGB images of one size) whose
+    ``image_distance`` is under ``limit``: one image against all later ones at a time."""
+    if not arrays:
+        return []
+    stack = np.stack([a.reshape(-1, 3) for a in arrays]).astype(np.int16)  # (n, pixels, 3)
+    bg = np.asarray(BACKGROUND, dtype=np.int16)
+    drawn = np.abs(stack - bg).max(axis=2) > DRAWN  # (n, pixels)
+    pairs = []
+    for i in range(len(arrays) - 1):
+        union = drawn[i] | drawn[i + 1 :]  # (n - i - 1, pixels)
+        diff = np.abs(stack[i + 1 :] - stack[i]).max(axis=2)
+        counts = union.sum(axis=1)
+        sums = np.where(union, diff, 0).sum(axis=1)
+        distance = np.where(counts > 0, sums / np.maximum(counts, 1), 0.0)
+        pairs += [(i, i + 1 + int(j)) for j in np.flatnonzero(distance < limit)]
+    return pairs
+
+
 def lookalike_classes(
     images: Mapping[str, Path], thresholds: Mapping[str, float] = THRESHOLDS
 ) -> list[set[str]]:
@@ -67,12 +93,9 @@ def lookalike_classes(
 
     for category in sorted({k.split(":", 1)[0] for k in keys}):
         mine = [k for k in keys if k.split(":", 1)[0] == category]
-        arrays = [_load(images[k]) for k in mine]
         limit = thresholds[category]
-        for i in range(len(mine)):
-            for j in range(i + 1, len(mine)):
-                if image_distance(arrays[i], arrays[j]) < limit:
-                    parent[find(mine[i])] = find(mine[j])
+        for i, j in close_pairs([_load(images[k]) for k in mine], limit):
+            parent[find(mine[i])] = find(mine[j])
     groups: dict[str, set[str]] = {}
     for k in keys:
         groups.setdefault(find(k), set()).add(k)

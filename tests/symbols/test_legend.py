@@ -128,3 +128,22 @@ def test_a_contact_sheet_shows_every_image_of_its_category(legend, tmp_path):
     shown = contact_sheet(entries, lg.images, "line", out, columns=3)
     assert shown == sum(k.startswith("line:") for k in lg.images)
     assert Image.open(out).size == (3 * 120, 2 * (120 + 26) + 20)  # 5 lines: 2 rows of 3
+
+
+def test_the_batched_pairs_are_the_pairwise_distances_under_the_limit(legend):
+    """``close_pairs`` (one image against all later ones) finds exactly the pairs that
+    ``image_distance``, one pair at a time, puts under the limit."""
+    from symbols.lookalike import close_pairs, image_distance
+
+    lg, _ = legend
+    lines = sorted(k for k in lg.images if k.startswith("line:"))
+    arrays = [np.asarray(Image.open(lg.images[k]).convert("RGB"), dtype=np.float32) for k in lines]
+    for limit in (1.0, 8.0, 40.0):
+        slow = [
+            (i, j)
+            for i in range(len(arrays))
+            for j in range(i + 1, len(arrays))
+            if image_distance(arrays[i], arrays[j]) < limit
+        ]
+        assert close_pairs(arrays, limit) == slow, limit
+    assert close_pairs(arrays, 8.0), "residential and unclassified draw alike"
