@@ -7,6 +7,8 @@
   (default: fetch them from upstream where a network exists, else placeholders).
 - CARTOQA_ASSETS: the node_modules folder with the map page's JS and CSS
   (default <checkout>/node_modules).
+- CARTOQA_CLIP_CHECKPOINT: a CLIP weights file for the MFS distractors and the
+  ``nearest-clip`` baseline (default: none; give one, a hub tag or random weights).
 - CARTOQA_CHROMIUM: the Chromium binary (default: chromium-headless-shell, else chromium,
   on PATH).
 
@@ -20,7 +22,15 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-__all__ = ["assets_dir", "cache_dir", "carto_files_dir", "pg_dir", "pg_dsn", "running_as_root"]
+__all__ = [
+    "assets_dir",
+    "cache_dir",
+    "carto_files_dir",
+    "clip_checkpoint",
+    "pg_dir",
+    "pg_dsn",
+    "running_as_root",
+]
 
 
 def running_as_root() -> bool:
@@ -57,6 +67,12 @@ def pg_dsn() -> str | None:
 def carto_files_dir() -> Path | None:
     """The folder with carto's patterns/ and symbols/shields/ that Debian leaves out, if set."""
     env = os.environ.get("CARTOQA_CARTO_FILES")
+    return Path(env).expanduser() if env else None
+
+
+def clip_checkpoint() -> Path | None:
+    """The CLIP weights file named by CARTOQA_CLIP_CHECKPOINT, if set."""
+    env = os.environ.get("CARTOQA_CLIP_CHECKPOINT")
     return Path(env).expanduser() if env else None
 
 

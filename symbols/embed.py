@@ -26,7 +26,15 @@ import numpy as np
 
 from cartoqa.errors import CartoqaError
 
-__all__ = ["RANDOM_WEIGHTS_WARNING", "ClipWeights", "EmbeddingError", "embed_images"]
+__all__ = [
+    "RANDOM_WEIGHTS_WARNING",
+    "Clip",
+    "ClipWeights",
+    "EmbeddingError",
+    "embed_images",
+    "embed_texts",
+    "warn_random_weights",
+]
 
 log = logging.getLogger(__name__)
 
@@ -67,6 +75,14 @@ class ClipWeights:
         }
 
 
+def warn_random_weights() -> None:
+    """Say loudly, on stderr, in the log and as a Python warning, that CLIP's weights are
+    random."""
+    print(f"WARNING: {RANDOM_WEIGHTS_WARNING}", file=sys.stderr)
+    log.warning(RANDOM_WEIGHTS_WARNING)
+    warnings.warn(RANDOM_WEIGHTS_WARNING, stacklevel=3)
+
+
 def _load(weights: ClipWeights) -> tuple[Any, Any]:
     try:
         import open_clip
@@ -86,9 +102,7 @@ def _load(weights: ClipWeights) -> tuple[Any, Any]:
         pretrained = weights.hub
     elif weights.random_weights:
         pretrained = None
-        print(f"WARNING: {RANDOM_WEIGHTS_WARNING}", file=sys.stderr)
-        log.warning(RANDOM_WEIGHTS_WARNING)
-        warnings.warn(RANDOM_WEIGHTS_WARNING, stacklevel=3)
+        warn_random_weights()
         torch.manual_seed(weights.seed)
     else:
         raise EmbeddingError(
@@ -108,19 +122,51 @@ def _load(weights: ClipWeights) -> tuple[Any, Any]:
     return model, preprocess
 
 
+class Clip:
+    """A loaded CLIP: image and text embeddings, unit length, as numpy arrays."""
+
+    def __init__(self, weights: ClipWeights) -> None:
+        import open_clip
+
+        self.weights = weights
+        self.model, self.preprocess = _load(weights)
+        self.tokenizer = open_clip.get_tokenizer(weights.model)
+
+    def images(self, paths: Sequence[Path], *, batch: int = 16) -> np.ndarray:
+        """(len(paths), d) embeddings of the images at ``paths``, in order."""
+        import torch
+        from PIL import Image
+
+        out = []
+        with torch.no_grad():
+            for i in range(0, len(paths), batch):
+                images = [
+                    self.preprocess(Image.open(p).convert("RGB")) for p in paths[i : i + batch]
+                ]
+                features = self.model.encode_image(torch.stack(images)).float()
+                out.append(torch.nn.functional.normalize(features, dim=-1).numpy())
+        return np.concatenate(out) if out else np.zeros((0, 0), dtype=np.float32)
+
+    def texts(self, texts: Sequence[str], *, batch: int = 64) -> np.ndarray:
+        """(len(texts), d) embeddings of ``texts`` (CLIP's text tower), in order."""
+        import torch
+
+        out = []
+        with torch.no_grad():
+            for i in range(0, len(texts), batch):
+                tokens = self.tokenizer(list(texts[i : i + batch]))
+                features = self.model.encode_text(tokens).float()
+                out.append(torch.nn.functional.normalize(features, dim=-1).numpy())
+        return np.concatenate(out) if out else np.zeros((0, 0), dtype=np.float32)
+
+
 def embed_images(
     paths: Sequence[Path], weights: ClipWeights, *, batch: int = 16
 ) -> tuple[np.ndarray, dict[str, Any]]:
     """Unit-length CLIP image embeddings of ``paths``, in order, and what made them."""
-    import torch
-    from PIL import Image
+    return Clip(weights).images(paths, batch=batch), weights.describe()
 
-    model, preprocess = _load(weights)
-    out = []
-    with torch.no_grad():
-        for i in range(0, len(paths), batch):
-            images = [preprocess(Image.open(p).convert("RGB")) for p in paths[i : i + batch]]
-            features = model.encode_image(torch.stack(images)).float()
-            out.append(torch.nn.functional.normalize(features, dim=-1).numpy())
-    vectors = np.concatenate(out) if out else np.zeros((0, 0), dtype=np.float32)
-    return vectors, weights.describe()
+
+def embed_texts(texts: Sequence[str], weights: ClipWeights) -> tuple[np.ndarray, dict[str, Any]]:
+    """Unit-length CLIP text embeddings of ``texts``, in order, and what made them."""
+    return Clip(weights).texts(texts), weights.describe()

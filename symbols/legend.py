@@ -117,10 +117,11 @@ def render_legend(
     carto_files: Path | None = None,
     cache: Path | None = None,
     cluster: object | None = None,
+    dsn: str | None = None,
 ) -> Legend:
     """Draw every entry's legend image into ``folder`` (``<category>/<key>.png``);
     ``cluster`` is a ``maps.database.PostgresCluster`` to import the grid into (default:
-    the private one)."""
+    the private one), ``dsn`` a PostgreSQL server to use instead."""
     import mapnik
 
     from cartoqa.geodesy import to_web_mercator
@@ -131,7 +132,7 @@ def render_legend(
     folder.mkdir(parents=True, exist_ok=True)
     src = folder / "legend-grid.osm"
     centres = grid_osm(entries, src)
-    engine = MapEngine(src, carto_files=carto_files, cache=cache, cluster=cluster)  # type: ignore[arg-type]
+    engine = MapEngine(src, carto_files=carto_files, cache=cache, cluster=cluster, dsn=dsn)  # type: ignore[arg-type]
     legend = Legend()
     maps: dict[str, object] = {}
     blank: dict[str, str] = {}

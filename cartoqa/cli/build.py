@@ -55,10 +55,30 @@ def build(
         ),
     ] = False,
     prompts: PromptsFile = None,
+    clip_checkpoint: Annotated[
+        Path | None,
+        typer.Option(
+            help="MFS: a CLIP weights file (open_clip .pt/.safetensors) to choose distractors "
+            "with (default: CARTOQA_CLIP_CHECKPOINT)."
+        ),
+    ] = None,
+    clip_hub: Annotated[
+        str | None,
+        typer.Option(help="MFS: an open_clip pretrained tag to download (needs a network)."),
+    ] = None,
+    clip_model: Annotated[str, typer.Option(help="MFS: the open_clip model name.")] = "ViT-B-32",
+    clip_random_weights: Annotated[
+        bool,
+        typer.Option(
+            help="MFS: CLIP with random weights (no semantic distances; warned about and "
+            "recorded in the manifest and every sample)."
+        ),
+    ] = False,
     progress: Annotated[bool, typer.Option(help="Show progress bars.")] = True,
 ) -> None:
-    """Build questions of any mix of tasks: map tasks (SRN, RLE, MML) with their maps from
-    an OSM extract, GPS tasks from GeoNames (the same samples as 'cartoqa gps generate').
+    """Build questions of any mix of tasks: map tasks (SRN, RLE, MML, STMF, MTMF) with their
+    maps from an OSM extract, MFS from the legend cartoqa draws (CLIP weights needed: see
+    --clip-*), GPS tasks from GeoNames (the same samples as 'cartoqa gps generate').
     Each task's samples depend only on the seed and the task, not on the others asked.
 
     OUT is checked (free, writable; an existing dataset needs --overwrite) and
@@ -108,6 +128,12 @@ def build(
                 strict=strict,
                 repeat_places=repeat_places,
                 prompts=prompts,
+                task_options={
+                    "clip_checkpoint": clip_checkpoint,
+                    "clip_hub": clip_hub,
+                    "clip_model": clip_model,
+                    "clip_random_weights": clip_random_weights,
+                },
             )
     except BuildError as exc:
         console.print(_table(exc.report, wanted, f"{out}: no dataset written"))
@@ -133,6 +159,7 @@ def build(
         credits.append("Map data © OpenStreetMap contributors")
     if any(t not in report.maps for t in wanted):
         credits.append(GPS_CREDITS)
+    credits += report.credits
     console.print(
         "seconds: "
         + ", ".join(f"{k} {v:.1f}" for k, v in report.seconds.items())

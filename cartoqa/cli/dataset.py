@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Annotated
 
@@ -45,5 +46,9 @@ def info(
         console.print(f"images: {len(m.images_sha256)} verified against the manifest")
     for task, missing in m.shortfall.items():
         console.print(f"shortfall: {task} has {missing} fewer samples than were asked for")
+    for task, inputs in m.inputs.items():
+        console.print(f"{task} made from: " + json.dumps(inputs, ensure_ascii=False))
+    for warning in m.warnings:
+        console.print(f"[bold red]warning[/]: {warning}", markup=True)
     for credit in m.attribution:
         console.print(credit)

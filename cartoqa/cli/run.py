@@ -56,7 +56,8 @@ def run(
             "--model",
             "-m",
             help="openai:MODEL[@URL], anthropic:MODEL, google:MODEL, hf:ID, vllm:ID, oracle, "
-            "random[:SEED], constant:TEXT, ocr (Tesseract reads the names).",
+            "random[:SEED], constant:TEXT, ocr (Tesseract reads the names), "
+            "nearest-clip[:PATH|:hub:TAG|:random] (zero-shot CLIP, MFS).",
         ),
     ],
     tasks: Annotated[

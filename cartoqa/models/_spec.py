@@ -17,7 +17,8 @@ SPEC_FORMS = (
     "server), anthropic:MODEL (ANTHROPIC_API_KEY), anthropic:MODEL@http://HOST:PORT (a server "
     "speaking the Anthropic Messages API, without /v1), google:MODEL (GOOGLE_API_KEY), "
     "google:MODEL@http://HOST:PORT (a server speaking the Gemini API), hf:HUB_ID_OR_FOLDER, "
-    "vllm:HUB_ID_OR_FOLDER, oracle, ocr (Tesseract), random[:SEED], constant:TEXT"
+    "vllm:HUB_ID_OR_FOLDER, oracle, ocr (Tesseract), nearest-clip[:PATH|:hub:TAG|:random] "
+    "(zero-shot CLIP over the options), random[:SEED], constant:TEXT"
 )
 
 
@@ -63,6 +64,10 @@ def load_model(
         from .ocr import OcrModel
 
         return OcrModel()
+    if provider == "nearest-clip":
+        from .nearest_clip import NearestClipModel
+
+        return NearestClipModel(rest)
     if provider == "random":
         from .baselines import RandomModel
 

@@ -21,7 +21,7 @@ from datetime import UTC, datetime
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from types import TracebackType
-from typing import IO
+from typing import IO, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -88,6 +88,12 @@ class Manifest(BaseModel):
     """The wording the questions were asked in: ``sha256`` (``PromptSet.sha256``, also in
     each sample's provenance) and ``source`` ("cartoqa", or "cartoqa + FILE" for
     ``--prompts FILE``).  Empty in datasets made before cartoqa recorded it."""
+    inputs: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    """Task -> what it was made from besides an extract or GeoNames (MFS: the legend's
+    versions and counts, the CLIP weights)."""
+    warnings: list[str] = Field(default_factory=list)
+    """What a user of the dataset must know about how it was made (MFS built with random
+    CLIP weights); ``cartoqa dataset info`` shows them."""
 
 
 def _pkg_version(name: str) -> str | None:
@@ -233,6 +239,8 @@ class DatasetWriter:
         shortfall: Mapping[str, int] | None = None,
         rejected: Mapping[str, Mapping[str, int]] | None = None,
         prompts: Mapping[str, str] | None = None,
+        inputs: Mapping[str, Mapping[str, Any]] | None = None,
+        warnings: Iterable[str] = (),
     ) -> Manifest:
         """Close samples.jsonl, write manifest.json and swap the dataset in; returns the
         manifest."""
@@ -258,6 +266,8 @@ class DatasetWriter:
             rejected={t: dict(sorted(r.items())) for t, r in (rejected or {}).items()},
             attribution=list(attribution),
             prompts=dict(prompts or {}),
+            inputs={t: dict(v) for t, v in (inputs or {}).items()},
+            warnings=list(warnings),
         )
         write_json_atomic(self._stage / MANIFEST_FILE, manifest.model_dump(mode="json"))
         _fsync_dir(self._stage)

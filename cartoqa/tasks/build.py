@@ -24,7 +24,7 @@ import logging
 import math
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -80,6 +80,8 @@ class BuildReport:
     """Task -> why sampling stopped before it had what was asked for."""
     extract_name: str = ""
     """The extract the map tasks came from ("" when there were none)."""
+    credits: list[str] = field(default_factory=list)
+    """Credits other than OSM's and GeoNames' that the data asks for (MFS: the legend's)."""
 
     @property
     def short(self) -> dict[str, int]:
@@ -89,6 +91,23 @@ class BuildReport:
             for t in self.wanted
             if self.samples.get(t, 0) < self.wanted[t]
         }
+
+
+@dataclass(frozen=True)
+class OwnBuild:
+    """What a task that builds itself (``TaskSpec.builder``) is given."""
+
+    task: str
+    per_task: int
+    seed: int
+    prompts: PromptSet
+    cache: Path | None = None
+    carto_files: Path | None = None
+    dsn: str | None = None
+    progress: bool = True
+    strict: bool = False
+    options: Mapping[str, Any] = field(default_factory=dict)
+    """The build's task options (``build_dataset(task_options=...)``: MFS's CLIP weights)."""
 
 
 class BuildError(CartoqaError):
@@ -156,6 +175,7 @@ def build_dataset(
     strict: bool = False,
     repeat_places: bool = False,
     prompts: Path | None = None,
+    task_options: Mapping[str, Any] | None = None,
 ) -> BuildReport:
     """Sample ``per_task`` questions of each task from ``extract`` (default: the embedded one),
     render their maps and write a dataset folder at ``out``.  RLE asks each map in metres and
@@ -165,7 +185,9 @@ def build_dataset(
     ``strict`` makes a shortfall an error (``BuildError``, no dataset written);
     ``repeat_places`` allows several questions of one junction or origin-destination pair;
     ``prompts`` is a TOML file of prompt templates to word the questions with instead of the
-    package's (``cartoqa.tasks.templates``; its hash goes to the manifest and provenance)."""
+    package's (``cartoqa.tasks.templates``; its hash goes to the manifest and provenance);
+    ``task_options`` go to the tasks that build themselves (``TaskSpec.builder``: MFS takes
+    ``clip_checkpoint``, ``clip_hub``, ``clip_model``, ``clip_random_weights``)."""
     from .gps.generate import GpsReport, add_gps_samples, check_gps_tasks
 
     known = buildable_tasks()
@@ -178,6 +200,8 @@ def build_dataset(
     if per_task < 1:
         raise CartoqaError(f"--per-task {per_task} must be at least 1")
     on_map = [t for t in tasks if _spec(t).family == "map"]
+    own = [t for t in on_map if _spec(t).builder is not None]
+    on_views = [t for t in on_map if t not in own]
     on_gps = [t for t in tasks if _spec(t).family == "gps"]
     if on_gps:
         check_gps_tasks(on_gps, per_task)
@@ -193,12 +217,12 @@ def build_dataset(
             "rejected": {},
             "prompts": {"sha256": wording.sha256, "source": wording.source},
         }
-        if on_map:
+        if on_views:
             finish |= _build(
                 writer,
                 report,
                 extract=extract,
-                tasks=on_map,
+                tasks=on_views,
                 per_task=per_task,
                 seed=seed,
                 carto_files=carto_files,
@@ -212,6 +236,27 @@ def build_dataset(
                 repeat_places=repeat_places,
                 prompts=wording,
             )
+        if own and not on_views:
+            writer.name = f"legend-seed{seed}"
+        for task in own:
+            builder = _spec(task).builder
+            assert builder is not None
+            job = OwnBuild(
+                task=task,
+                per_task=per_task,
+                seed=seed,
+                prompts=wording,
+                cache=cache,
+                carto_files=carto_files,
+                dsn=dsn,
+                progress=progress,
+                strict=strict,
+                options=dict(task_options or {}),
+            )
+            finish = _merge(finish, builder(writer, report, job))
+        if on_map:
+            finish["shortfall"] = report.short
+            finish["rejected"] = {**finish["rejected"], **report.rejected}
         if on_gps:  # the same samples as ``cartoqa gps generate`` makes of these tasks
             t0 = time.perf_counter()
             gps = GpsReport(path=Path(out))
@@ -236,6 +281,21 @@ def build_dataset(
     if on_map:
         _warn_short(report, per_task)
     return report
+
+
+def _merge(finish: dict[str, Any], part: Mapping[str, Any]) -> dict[str, Any]:
+    """``finish`` with what a task's own builder returned: lists joined (without repeats),
+    dicts joined, anything else set where ``finish`` has none."""
+    out = dict(finish)
+    for key, value in part.items():
+        have = out.get(key)
+        if isinstance(value, list):
+            out[key] = [*(have or []), *(v for v in value if v not in (have or []))]
+        elif isinstance(value, dict):
+            out[key] = {**(have or {}), **value}
+        elif have is None:
+            out[key] = value
+    return out
 
 
 def _build(
@@ -394,7 +454,8 @@ def _warn_short(report: BuildReport, per_task: int) -> None:
             report.samples.get(task, 0),
             report.wanted[task],
             task,
-            ", ".join(f"{r} {n}" for r, n in report.rejected[task].most_common(4)),
+            ", ".join(f"{r} {n}" for r, n in report.rejected.get(task, Counter()).most_common(4))
+            or report.gave_up.get(task, ""),
         )
 
 
@@ -420,8 +481,11 @@ def buildable_tasks() -> list[str]:
 
 
 def map_tasks() -> list[str]:
-    """The registered map tasks that have a generator, in registration order."""
-    return [n for n, s in registered_tasks().items() if s.family == "map" and s.generator]
+    """The registered map tasks that have a generator or build themselves, in registration
+    order."""
+    return [
+        n for n, s in registered_tasks().items() if s.family == "map" and (s.generator or s.builder)
+    ]
 
 
 def maps_wanted(task: str, per_task: int) -> int:

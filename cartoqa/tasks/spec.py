@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import importlib
 import re
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -47,7 +48,12 @@ Table = dict[str, dict[str, float]]
 """group ("all", "zoom=18", ...) -> metric -> value."""
 
 #: the modules that register the built-in tasks
-BUILTIN_MODULES = ("cartoqa.tasks.navigation", "cartoqa.tasks.gps", "cartoqa.tasks.poi")
+BUILTIN_MODULES = (
+    "cartoqa.tasks.navigation",
+    "cartoqa.tasks.gps",
+    "cartoqa.tasks.poi",
+    "cartoqa.tasks.mfs",
+)
 
 
 def grouped_table(
@@ -129,6 +135,10 @@ class TaskSpec:
     MTMF: "map_features"); the build draws one series of views for the group with the
     generator of its first task asked for, which returns every member's questions
     (``Question.task``), and renders each view once.  "" : the task's views are its own."""
+    builder: Callable[..., Any] | None = None
+    """A map task whose images are not views of an extract makes its samples itself (MFS:
+    legend images): ``(writer, report, OwnBuild) -> dict`` of what the manifest records of
+    them (``cartoqa.tasks.build.OwnBuild``).  It needs no extract, and has no generator."""
     modes: Mapping[str, Scorer] = field(default_factory=dict)
     """Other scorers by mode name, where a task can also be scored another way (SRN's
     "original": the published arithmetic); the default mode is "cartoqa"."""
@@ -155,6 +165,9 @@ class TaskSpec:
 
 _REGISTRY: dict[str, TaskSpec] = {}
 _loaded = False
+#: held while the built-in modules load: a lookup from another thread (the runner's
+#: workers) waits for them all instead of seeing a half-filled registry
+_LOADING = threading.RLock()
 
 
 def register_task(spec: TaskSpec, *, replace: bool = False) -> TaskSpec:
@@ -193,14 +206,15 @@ def _check_templates(spec: TaskSpec) -> None:
 
 def _load_builtins() -> None:
     global _loaded
-    if not _loaded:
-        _loaded = True  # first: the modules' own lookups must not load them again
-        try:
-            for module in BUILTIN_MODULES:
-                importlib.import_module(module)
-        except BaseException:
-            _loaded = False  # so that a later call tries again
-            raise
+    with _LOADING:
+        if not _loaded:
+            _loaded = True  # first: the modules' own lookups must not load them again
+            try:
+                for module in BUILTIN_MODULES:
+                    importlib.import_module(module)
+            except BaseException:
+                _loaded = False  # so that a later call tries again
+                raise
 
 
 def get_task(name: str) -> TaskSpec | None:

@@ -14,6 +14,7 @@ PACKAGES = ("cartoqa", "maps", "symbols", "annotations", "evaluators")
 OWN = {
     "cartoqa/tasks/navigation.py",  # SRN, RLE, MML: generators and specs
     "cartoqa/tasks/poi.py",  # STMF (three requests) and MTMF: generator and specs
+    "cartoqa/tasks/mfs.py",  # MFS: its own build and spec (its questions: symbols/)
     "cartoqa/tasks/gps/pure.py",
     "cartoqa/tasks/gps/applied.py",
     "cartoqa/tasks/gps/generate.py",
@@ -21,6 +22,7 @@ OWN = {
     "cartoqa/records/tasks.py",  # the schema's truth kinds (the registry's lower half)
     "evaluators/navigation.py",  # the map tasks' scorers
     "evaluators/map_features.py",  # STMF's and MTMF's scorers
+    "evaluators/mfs.py",  # MFS's scorer
     "evaluators/gps.py",  # the GPS tasks' scorer
     "cartoqa/geodesy/__init__.py",  # exports the function bounding_box, not the task
 }

@@ -3,6 +3,8 @@ with the oracle and random baselines, and ``score``, with no edit anywhere else 
 
 import json
 import re
+import subprocess
+import sys
 
 import pytest
 from typer.testing import CliRunner
@@ -126,3 +128,29 @@ def test_every_built_in_task_is_registered_with_its_own_scorer():
     assert {s.family for s in specs.values()} >= {"map", "gps"}
     for spec in specs.values():
         assert spec.description and spec.metrics and spec.truth_kinds, spec.name
+
+
+def test_threads_looking_up_tasks_at_once_all_see_the_whole_registry():
+    """The runner's workers look tasks up from several threads; while the first one loads
+    the built-in modules, the others wait for all of them (a half-filled registry made the
+    oracle write the generic answer form for the task registered last)."""
+    code = """
+import threading
+from cartoqa.tasks.spec import BUILTIN_MODULES, get_task
+names = ["mfs", "srn", "stmf_names", "distance"]
+barrier = threading.Barrier(8)
+seen = []
+def look(i):
+    barrier.wait()
+    seen.append(get_task(names[i % len(names)]) is not None)
+threads = [threading.Thread(target=look, args=(i,)) for i in range(8)]
+[t.start() for t in threads]
+[t.join() for t in threads]
+print(sum(seen), len(seen))
+"""
+    for _ in range(3):  # a fresh interpreter each time: the registry loads once a process
+        done = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, timeout=120
+        )
+        assert done.returncode == 0, done.stderr[-2000:]
+        assert done.stdout.split() == ["8", "8"], done.stdout

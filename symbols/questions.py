@@ -1,0 +1,197 @@
+"""MFS questions: five options for each legend image, chosen by the paper's distractor rule
+(issue 16, item 5).
+
+    questions = make_questions(legend, vectors, n=100, seed=7)
+
+The rule, within the image's category (symbol, line, area), by Euclidean
+distance between CLIP embeddings, nearest first (ties by key):
+
+1. two distractors of the answer's OSM key class (``amenity``, ``highway``, ...);
+2. one of another key class;
+3. one at random among the rest of the category.
+
+A candidate is never a look-alike of the answer or of an option already
+chosen (``symbols.lookalike``), nor a feature of the same name (the tagging
+schema names ``amenity=parking`` and ``amenity=parking_entrance`` apart, but
+two tags could share a name): every option can be told from every other.
+When the key class has fewer than two such candidates, the nearest of other
+classes fill its places (their role is then "other_class"), and ``Question.short``
+says how many. A category
+with fewer than five distinguishable features makes no question.
+
+Only features the tagging schema names take part (a bare "key=value" among
+names would stand out).  Subjects: one image per look-alike class (its first key; a person could not
+tell its members apart, so they would be one question twice) and every image
+alone in its look. ``n`` subjects are drawn (all of them when ``n`` is None
+or larger), and the answer's letter is balanced over A-E within each
+category: the positions are dealt from shuffled decks of the five letters,
+so within a category no letter is used more than once more than another.
+The same legend, vectors and seed give the same questions.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from .store import LegendSet
+
+__all__ = [
+    "LETTERS",
+    "Question",
+    "category_counts",
+    "distractors",
+    "make_questions",
+    "named",
+    "option_names",
+    "subjects",
+]
+
+LETTERS = "ABCDE"
+ROLES = ("same_class", "same_class", "other_class", "random")
+
+
+@dataclass(frozen=True)
+class Question:
+    """One MFS question: the image's feature and its five options in letter order."""
+
+    subject: str
+    """"category:key" of the feature shown (the answer)."""
+    options: tuple[str, ...]
+    """"category:key" of the options, A to E."""
+    roles: tuple[str, ...]
+    """Why each option is there: "answer", "same_class", "other_class", "random"."""
+    short: int = 0
+    """Same-class places filled from other classes (the class had too few candidates)."""
+
+    @property
+    def answer(self) -> str:
+        """The answer's letter."""
+        return LETTERS[self.options.index(self.subject)]
+
+
+def named(legend: LegendSet) -> list[str]:
+    """The images that may be options: those the tagging schema names (a bare "key=value"
+    would stand out among names), sorted."""
+    return sorted(k for k in legend.images if legend.entries[k].name_source != "tag")
+
+
+def subjects(legend: LegendSet) -> list[str]:
+    """The features a question may show: of the named images, the first of each look-alike
+    class and every one alone in its look, sorted."""
+    usable = named(legend)
+    in_class = {k for c in legend.classes for k in c}
+    firsts = {min(k for k in c if k in usable) for c in legend.classes if c & set(usable)}
+    return [k for k in usable if k not in in_class or k in firsts]
+
+
+def _name(legend: LegendSet, key: str) -> str:
+    return legend.entries[key].name.casefold().strip()
+
+
+def distractors(
+    legend: LegendSet, vectors: Mapping[str, np.ndarray], subject: str, rng: random.Random
+) -> tuple[list[tuple[str, str]], int]:
+    """The four (key, role) distractors of ``subject`` by the rule (module docstring), and
+    how many same-class places other classes filled; ``ValueError`` when the category has
+    too few distinguishable features."""
+    category = subject.split(":", 1)[0]
+    lookalikes = {k: c for c in legend.classes for k in c}
+    chosen = [subject]
+
+    def fits(key: str) -> bool:
+        for c in chosen:
+            if key == c or key in lookalikes.get(c, ()) or _name(legend, key) == _name(legend, c):
+                return False
+        return True
+
+    me = vectors[subject]
+    pool = sorted(
+        (float(np.linalg.norm(vectors[k] - me)), k)
+        for k in named(legend)
+        if k.startswith(f"{category}:") and k != subject
+    )
+    key_class = legend.entries[subject].key_class
+
+    def nearest(same: bool | None) -> str | None:
+        for _, k in pool:
+            if same is not None and (legend.entries[k].key_class == key_class) != same:
+                continue
+            if fits(k):
+                return k
+        return None
+
+    out: list[tuple[str, str]] = []
+    short = 0
+    for role in ROLES:
+        if role == "random":
+            left = [k for _, k in sorted(pool, key=lambda p: p[1]) if fits(k)]
+            pick = rng.choice(left) if left else None
+        else:
+            pick = nearest(role == "same_class")
+            if pick is None and role == "same_class":
+                pick, short, role = nearest(False), short + 1, "other_class"
+        if pick is None:
+            raise ValueError(
+                f"{subject}: the {category} category has too few features that can be told "
+                "apart for five options"
+            )
+        chosen.append(pick)
+        out.append((pick, role))
+    return out, short
+
+
+def make_questions(
+    legend: LegendSet,
+    vectors: Mapping[str, np.ndarray],
+    *,
+    n: int | None = None,
+    seed: int = 0,
+) -> list[Question]:
+    """Questions for ``n`` subjects drawn with ``seed`` (all when ``n`` is None), in the
+    order drawn (module docstring)."""
+    rng = random.Random(f"mfs:{seed}")
+    pool = subjects(legend)
+    rng.shuffle(pool)
+    drawn = pool if n is None else pool[:n]
+    decks: dict[str, list[int]] = {}
+    out = []
+    for subject in drawn:
+        category = subject.split(":", 1)[0]
+        try:
+            picks, short = distractors(legend, vectors, subject, rng)
+        except ValueError:
+            continue
+        deck = decks.setdefault(category, [])
+        if not deck:
+            deck += rng.sample(range(len(LETTERS)), len(LETTERS))
+        at = deck.pop()
+        order: list[tuple[str, str]] = list(picks)
+        rng.shuffle(order)
+        order.insert(at, (subject, "answer"))
+        out.append(
+            Question(
+                subject=subject,
+                options=tuple(k for k, _ in order),
+                roles=tuple(r for _, r in order),
+                short=short,
+            )
+        )
+    return out
+
+
+def option_names(legend: LegendSet, question: Question) -> dict[str, str]:
+    """Letter -> the option's name, as the question shows them."""
+    return {LETTERS[i]: legend.entries[k].name for i, k in enumerate(question.options)}
+
+
+def category_counts(questions: Sequence[Question]) -> dict[str, int]:
+    """Questions per category."""
+    out: dict[str, int] = {}
+    for q in questions:
+        c = q.subject.split(":", 1)[0]
+        out[c] = out.get(c, 0) + 1
+    return out

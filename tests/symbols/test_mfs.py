@@ -1,0 +1,337 @@
+"""MFS built end to end (``cartoqa.tasks.mfs``, ``symbols.questions``, ``symbols.store``) on a
+part of the real catalogue, with random CLIP weights (no pretrained ones exist here; the
+code path is the one real weights take).  The distractor rule, the look-alike rule and
+the balance of the answer's letter are checked for every question by code of this file:
+distances recomputed from the stored vectors, image distances from the PNGs."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from cartoqa.errors import CartoqaError
+from cartoqa.records import ChoiceTruth
+from cartoqa.stores import load_dataset
+from symbols.catalogue import STYLE_XML, CatalogueError, build_catalogue
+
+pytest.importorskip("open_clip", reason="open_clip is an extra: pip install -e '.[symbols]'")
+
+#: entries per (category, key class) in the part of the catalogue these tests draw
+TAKE = {
+    ("symbol", "amenity"): 9,
+    ("symbol", "shop"): 9,
+    ("symbol", "tourism"): 4,
+    ("symbol", "man_made"): 1,
+    ("line", "highway"): 20,
+    ("line", "railway"): 4,
+    ("line", "waterway"): 5,
+    ("area", "landuse"): 12,
+    ("area", "natural"): 14,
+    ("area", "leisure"): 3,
+}
+#: look-alike pairs the style draws alike (symbols.md), always in the part drawn
+PAIRS = [
+    ("line:highway=residential", "line:highway=unclassified"),
+    ("line:highway=footway", "line:highway=path"),
+    ("area:landuse=grass", "area:landuse=meadow"),
+    ("area:landuse=forest", "area:natural=wood"),
+]
+BACKGROUND = np.array([0xF2, 0xEF, 0xE9], dtype=float)
+THRESHOLDS = {"symbol": 2.0, "line": 8.0, "area": 5.0}
+
+
+def _part() -> list[str]:
+    entries, _ = build_catalogue()
+    taken: Counter[tuple[str, str]] = Counter()
+    out = {f"{c}:{k}" for pair in PAIRS for c_k in pair for c, k in [c_k.split(":", 1)]}
+    for e in entries:
+        group = (e.category, e.key_class)
+        if taken[group] < TAKE.get(group, 0):
+            taken[group] += 1
+            out.add(f"{e.category}:{e.key}")
+    return sorted(out)
+
+
+def _dsn(cluster) -> str:
+    c = cluster.connection("postgres")
+    return f"host={c.host} port={c.port} user={c.user} dbname=postgres"
+
+
+def _build(out: Path, cache: Path, carto_files: Path, cluster, seed: int, **extra):
+    from cartoqa.tasks import build_dataset
+
+    return build_dataset(
+        out,
+        tasks=["mfs"],
+        per_task=500,
+        seed=seed,
+        cache=cache,
+        carto_files=carto_files,
+        dsn=_dsn(cluster),
+        progress=False,
+        task_options={"clip_random_weights": True, "mfs_only": _part(), **extra},
+    )
+
+
+@pytest.fixture(scope="module")
+def built(cluster, cache, carto_files, tmp_path_factory):
+    if not STYLE_XML.is_file():
+        pytest.skip(f"{STYLE_XML} is not installed (bash scripts/setup.sh main)")
+    try:
+        build_catalogue()
+    except CatalogueError as exc:
+        pytest.skip(str(exc))
+    root = tmp_path_factory.mktemp("mfs")
+    with pytest.warns(UserWarning, match="RANDOM WEIGHTS"):
+        report = _build(root / "a", cache, carto_files, cluster, seed=3)
+    manifest = json.loads((root / "a" / "manifest.json").read_text())
+    folder = cache / "symbols" / f"legend-{manifest['inputs']['mfs']['legend']['key']}"
+    return report, load_dataset(root / "a"), folder, root
+
+
+def _vectors(folder: Path) -> dict[str, np.ndarray]:
+    (npz,) = folder.glob("clip-*.npz")
+    with np.load(npz) as data:
+        return dict(zip([str(k) for k in data["keys"]], np.asarray(data["vectors"]), strict=True))
+
+
+def _pixels(folder: Path, key: str) -> np.ndarray:
+    images = json.loads((folder / "legend.json").read_text())["images"]
+    return np.asarray(Image.open(folder / images[key]).convert("RGB"), dtype=float)
+
+
+def _look_distance(a: np.ndarray, b: np.ndarray) -> float:
+    """The look distance in this file's own words: where either image draws (a channel more
+    than 8 from the background), the mean of the largest channel difference."""
+    drawn = (np.abs(a - BACKGROUND) > 8).any(axis=2) | (np.abs(b - BACKGROUND) > 8).any(axis=2)
+    return float(np.abs(a - b).max(axis=2)[drawn].mean()) if drawn.any() else 0.0
+
+
+def _options(sample) -> tuple[list[str], list[str]]:
+    md = sample.metadata.model_extra
+    return md["option_features"].split("|"), md["option_roles"].split("|")
+
+
+def test_every_question_has_five_distinguishable_options_of_its_category(built):
+    _, ds, folder, _ = built
+    catalogue = json.loads((folder / "catalogue.json").read_text())["entries"]
+    names = {f"{e['category']}:{next(iter(e['tags']))}={next(iter(e['tags'].values()))}": e
+             for e in catalogue}  # fmt: skip
+    pixels: dict[str, np.ndarray] = {}
+    for s in ds.samples:
+        features, roles = _options(s)
+        truth = s.ground_truth
+        assert isinstance(truth, ChoiceTruth)
+        assert len(features) == len(set(features)) == 5 and sorted(truth.options) == list("ABCDE")
+        subject = f"{s.metadata.model_extra['category']}:{s.metadata.model_extra['feature']}"
+        assert roles.count("answer") == 1 and features[roles.index("answer")] == subject
+        assert truth.answer == "ABCDE"[features.index(subject)]
+        assert [truth.options[x] for x in "ABCDE"] == [names[f]["name"] for f in features]
+        assert len({n.casefold() for n in truth.options.values()}) == 5
+        assert all(f.split(":")[0] == subject.split(":")[0] for f in features)
+        assert all(names[f]["name_source"] == "id-tagging-schema" for f in features)
+        category = subject.split(":")[0]
+        for i, a in enumerate(features):
+            for b in features[i + 1 :]:
+                pa = pixels.setdefault(a, _pixels(folder, a))
+                pb = pixels.setdefault(b, _pixels(folder, b))
+                assert _look_distance(pa, pb) >= THRESHOLDS[category], (s.id, a, b)
+
+
+def test_look_alikes_never_share_a_question_and_are_asked_once(built):
+    _, ds, _, _ = built
+    subjects = set()
+    for s in ds.samples:
+        features, _ = _options(s)
+        for a, b in PAIRS:
+            assert not (a in features and b in features), (s.id, a, b)
+        subjects.add(f"{s.metadata.model_extra['category']}:{s.metadata.model_extra['feature']}")
+    for a, b in PAIRS:
+        assert not (a in subjects and b in subjects), (a, b)
+
+
+def test_the_distractors_follow_the_papers_rule_for_every_question(built):
+    """Two nearest of the answer's key class, the nearest of another, one at random; nearest
+    by Euclidean distance of the stored embeddings, among candidates that look different
+    from the answer and from the options chosen before them."""
+    _, ds, folder, _ = built
+    vectors = _vectors(folder)
+    meta = json.loads((folder / "legend.json").read_text())
+    cat = json.loads((folder / "catalogue.json").read_text())["entries"]
+    info = {}
+    for e in cat:
+        (k, v), *_ = e["tags"].items()
+        info[f"{e['category']}:{k}={v}"] = e
+    classes = [set(c) for c in meta["classes"]]
+
+    def alike(a: str, b: str) -> bool:
+        same_name = info[a]["name"].casefold() == info[b]["name"].casefold()
+        return a == b or same_name or any(a in c and b in c for c in classes)
+
+    shorts = 0
+    for s in ds.samples:
+        features, roles = _options(s)
+        subject = features[roles.index("answer")]
+        same = [f for f, r in zip(features, roles, strict=True) if r == "same_class"]
+        other = [f for f, r in zip(features, roles, strict=True) if r == "other_class"]
+        rand = [f for f, r in zip(features, roles, strict=True) if r == "random"]
+        short = int(s.metadata.model_extra["same_class_short"])
+        shorts += short
+        assert len(same) == 2 - short and len(other) == 1 + short and len(rand) == 1, s.id
+        category = subject.split(":")[0]
+        pool = [
+            k
+            for k in meta["images"]
+            if k.startswith(category + ":") and k != subject
+            and info[k]["name_source"] == "id-tagging-schema"
+        ]  # fmt: skip
+        dist = {k: float(np.sqrt(((vectors[k] - vectors[subject]) ** 2).sum())) for k in pool}
+        ranked = sorted(pool, key=lambda k: (dist[k], k))
+        klass = info[subject]["key_class"]
+        chosen = [subject]
+        # the same-class places, nearest first, then the other-class one(s)
+        expect_same = []
+        for k in ranked:
+            if len(expect_same) == 2:
+                break
+            if info[k]["key_class"] == klass and not any(alike(k, c) for c in chosen):
+                expect_same.append(k)
+                chosen.append(k)
+        assert sorted(same) == sorted(expect_same), (s.id, same, expect_same)
+        assert len(expect_same) == 2 - short
+        expect_other = []
+        for k in ranked:
+            if len(expect_other) == 1 + short:
+                break
+            if info[k]["key_class"] != klass and not any(alike(k, c) for c in chosen):
+                expect_other.append(k)
+                chosen.append(k)
+        assert sorted(other) == sorted(expect_other), (s.id, other, expect_other)
+        assert not any(alike(rand[0], c) for c in chosen), s.id
+    assert shorts < len(ds.samples)  # most classes here have two others
+
+
+def test_the_answers_letter_is_balanced_within_each_category(built):
+    _, ds, _, _ = built
+    by: dict[str, Counter[str]] = {}
+    for s in ds.samples:
+        by.setdefault(s.metadata.model_extra["category"], Counter())[s.ground_truth.answer] += 1
+    assert set(by) == {"symbol", "line", "area"}
+    for category, counts in by.items():
+        full = Counter({x: counts.get(x, 0) for x in "ABCDE"})
+        assert max(full.values()) - min(full.values()) <= 1, (category, full)
+
+
+def test_random_weights_are_flagged_in_the_manifest_and_in_every_sample(built):
+    _, ds, _, _ = built
+    m = ds.manifest
+    assert any("random CLIP weights" in w for w in m.warnings)
+    assert m.inputs["mfs"]["clip"]["random_weights"] is True
+    assert m.inputs["mfs"]["legend"]["schema"].startswith("@openstreetmap/id-tagging-schema")
+    assert all(s.metadata.model_extra["random_weights"] is True for s in ds.samples)
+    assert {s.prompt.images[0] for s in ds.samples} == {f"images/{s.id}.png" for s in ds.samples}
+
+
+def test_the_same_seed_gives_the_same_questions_from_the_cache(built, cluster, cache, carto_files):
+    _, ds, folder, root = built
+    npz = next(folder.glob("clip-*.npz"))
+    before = (folder.stat().st_ino, npz.stat().st_mtime_ns, (folder / "legend.json").stat())
+    with pytest.warns(UserWarning, match="RANDOM WEIGHTS"):  # loud from the cache too
+        _build(root / "b", cache, carto_files, cluster, seed=3)
+    again = load_dataset(root / "b")
+    assert again.manifest.samples_sha256 == ds.manifest.samples_sha256
+    after = (folder.stat().st_ino, npz.stat().st_mtime_ns, (folder / "legend.json").stat())
+    assert after == before  # read back, not drawn or embedded again
+    with pytest.warns(UserWarning):
+        _build(root / "c", cache, carto_files, cluster, seed=4)
+    other = load_dataset(root / "c")
+    assert [s.metadata.model_extra["feature"] for s in other.samples] != [
+        s.metadata.model_extra["feature"] for s in ds.samples
+    ]
+
+
+def test_weights_are_refused_before_any_work_unless_given_exactly_once(tmp_path, monkeypatch):
+    from cartoqa.tasks import build_dataset
+
+    monkeypatch.delenv("CARTOQA_CLIP_CHECKPOINT", raising=False)
+    cases = [
+        ({}, "--clip-checkpoint FILE"),
+        ({"clip_checkpoint": tmp_path / "nope.pt"}, "nope.pt does not exist"),
+        ({"clip_hub": "laion2b", "clip_random_weights": True}, "not hub and random weights"),
+    ]
+    for options, message in cases:
+        with pytest.raises(CartoqaError, match=message):
+            build_dataset(
+                tmp_path / "out", tasks=["mfs"], per_task=5, progress=False, task_options=options
+            )
+        assert not (tmp_path / "out" / "manifest.json").exists()
+    monkeypatch.setenv("CARTOQA_CLIP_CHECKPOINT", str(tmp_path / "env.pt"))
+    with pytest.raises(CartoqaError, match="env.pt does not exist"):
+        build_dataset(tmp_path / "out", tasks=["mfs"], per_task=5, progress=False)
+
+
+def test_the_oracle_scores_one_in_both_modes_and_random_answers_are_letters(built):
+    from cartoqa.models.baselines import RandomModel, oracle_answer
+    from cartoqa.tasks.spec import get_task
+
+    _, ds, _, _ = built
+    spec = get_task("mfs")
+    for mode in ("cartoqa", "original"):
+        score = spec.scorer(mode)
+        assert all(score(s, oracle_answer(s)).correct for s in ds.samples), mode
+    from cartoqa.models import Request
+
+    rnd = RandomModel(5)
+    answers = rnd.generate([Request(id=s.id, text=s.prompt.text, sample=s) for s in ds.samples])
+    assert {a.text.split()[-1] for a in answers} <= set("ABCDE")
+
+
+def test_nearest_clip_answers_a_letter_of_the_options_and_declines_other_questions(built):
+    from cartoqa.errors import ModelError
+    from cartoqa.models import Request, load_model
+    from cartoqa.records import Metadata, NumberTruth, Prompt, Provenance, Sample
+
+    _, ds, _, root = built
+    model = load_model("nearest-clip:random:1")
+    requests = [
+        Request(id=s.id, text=s.prompt.text, images=(root / "a" / s.prompt.images[0],), sample=s)
+        for s in ds.samples[:12]
+    ]
+    with pytest.warns(UserWarning, match="RANDOM WEIGHTS"):
+        first = [r.text for r in model.generate(requests)]
+    assert all(t in "ABCDE" and len(t) == 1 for t in first)
+    assert [r.text for r in model.generate(requests)] == first  # deterministic
+    other = Sample(
+        id="x",
+        task="rle",
+        prompt=Prompt(text="How long?", images=["images/x.png"]),
+        ground_truth=NumberTruth(value=3.0, unit="m"),
+        metadata=Metadata(),
+        provenance=Provenance(generator="test"),
+    )
+    (declined,) = model.generate([Request(id="x", text="How long?", sample=other)])
+    assert "multiple-choice" in declined.text
+    with pytest.raises(ModelError, match="nope.pt does not exist"):
+        load_model(f"nearest-clip:{root / 'nope.pt'}")
+
+
+def test_the_build_command_says_which_weights_to_give(tmp_path, monkeypatch):
+    from typer.testing import CliRunner
+
+    from cartoqa.cli import app
+
+    monkeypatch.delenv("CARTOQA_CLIP_CHECKPOINT", raising=False)
+    result = CliRunner().invoke(app, ["build", str(tmp_path / "out"), "--tasks", "mfs"])
+    assert result.exit_code == 2
+    text = " ".join(result.output.split())
+    assert "--clip-checkpoint FILE" in text and "--clip-random-weights" in text
+    result = CliRunner().invoke(
+        app,
+        ["build", str(tmp_path / "out"), "--tasks", "mfs", "--clip-checkpoint", "/nope/w.pt"],
+    )
+    assert result.exit_code == 2 and "/nope/w.pt does not exist" in " ".join(result.output.split())
