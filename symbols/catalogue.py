@@ -91,6 +91,9 @@ class CatalogueEntry:
     """The style layers that draw it."""
     icons: tuple[str, ...] = field(default_factory=tuple)
     """Icon files (symbols only)."""
+    terms: tuple[str, ...] = field(default_factory=tuple)
+    """The preset's English aliases and search terms ("Thrift Shop", "resale"): what tells
+    two names that mean one thing (``symbols.questions``)."""
 
     @property
     def key(self) -> str:
@@ -113,13 +116,14 @@ def schema_dir(folder: Path | None = None) -> Path:
 
 
 @lru_cache(maxsize=4)
-def _schema(path: Path) -> tuple[str, dict[tuple[str, str], str]]:
-    """(version, (key, value) -> English preset name) for presets of exactly one tag."""
+def _schema(path: Path) -> tuple[str, dict[tuple[str, str], tuple[str, tuple[str, ...]]]]:
+    """(version, (key, value) -> (English preset name, its aliases and search terms)) for
+    presets of exactly one tag."""
     version = json.loads((path / "package.json").read_text(encoding="utf-8"))["version"]
     presets = json.loads((path / "dist" / "presets.json").read_text(encoding="utf-8"))
     names = json.loads((path / "dist" / "translations" / "en.json").read_text(encoding="utf-8"))
     english = names["en"]["presets"]["presets"]
-    out: dict[tuple[str, str], str] = {}
+    out: dict[tuple[str, str], tuple[str, tuple[str, ...]]] = {}
     # searchable presets first; a hidden one (iD keeps them for tags it no longer offers,
     # "School Grounds", "Bus Stop") names a tag no searchable preset does
     for searchable in (True, False):
@@ -130,9 +134,11 @@ def _schema(path: Path) -> tuple[str, dict[tuple[str, str], str]]:
             if (preset.get("searchable") is not False) != searchable:
                 continue
             (k, v), *_ = tags.items()
-            name = (english.get(pid) or {}).get("name")
+            words = english.get(pid) or {}
+            name = words.get("name")
             if name and v != "*":
-                out.setdefault((k, v), name)
+                terms = tuple(str(t) for t in [*words.get("aliases", []), *words.get("terms", [])])
+                out.setdefault((k, v), (name, terms))
     return version, out
 
 
@@ -194,7 +200,7 @@ def build_catalogue(
             entry["icons"].update(f for f in files if f.endswith(".svg"))
     out = []
     for (category, (k, v)), got in sorted(seen.items()):
-        name = names.get((k, v))
+        name, terms = names.get((k, v), ("", ()))
         out.append(
             CatalogueEntry(
                 tags={k: v},
@@ -204,6 +210,7 @@ def build_catalogue(
                 name_source="id-tagging-schema" if name else "tag",
                 layers=tuple(sorted(got["layers"])),
                 icons=tuple(sorted(got["icons"])),
+                terms=terms,
             )
         )
     return out, version

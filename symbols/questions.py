@@ -11,9 +11,11 @@ distance between CLIP embeddings, nearest first (ties by key):
 3. one at random among the rest of the category.
 
 A candidate is never a look-alike of the answer or of an option already
-chosen (``symbols.lookalike``), nor a feature of the same name (the tagging
-schema names ``amenity=parking`` and ``amenity=parking_entrance`` apart, but
-two tags could share a name): every option can be told from every other.
+chosen (``symbols.lookalike``), nor a feature whose name means the same
+(``confusable``: "Charity Store" and "Thrift Store", "Bar" and "Pub",
+"River" and "Stream", read off the tagging schema's own aliases and search
+terms): every option can be told from every other, by its look and by its
+name.
 When the key class has fewer than two such candidates, the nearest of other
 classes fill its places (their role is then "other_class"), and ``Question.short``
 says how many. A category
@@ -32,19 +34,23 @@ The same legend, vectors and seed give the same questions.
 from __future__ import annotations
 
 import random
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
+from .catalogue import CatalogueEntry
 from .store import LegendSet
 
 __all__ = [
     "LETTERS",
     "Question",
     "category_counts",
+    "confusable",
     "distractors",
     "make_questions",
+    "name_core",
     "named",
     "option_names",
     "subjects",
@@ -88,8 +94,27 @@ def subjects(legend: LegendSet) -> list[str]:
     return [k for k in usable if k not in in_class or k in firsts]
 
 
-def _name(legend: LegendSet, key: str) -> str:
-    return legend.entries[key].name.casefold().strip()
+#: words a name may end in that say only what sort of place it is ("Thrift Store")
+GENERIC_WORDS = frozenset(
+    {"store", "shop", "area", "grounds", "site", "lot", "place", "centre", "center", "facility"}
+)
+
+
+def name_core(name: str) -> str:
+    """A name without case and its trailing generic words: "Thrift Store" -> "thrift"."""
+    words = re.findall(r"[\w'&-]+", name.casefold())
+    while len(words) > 1 and words[-1] in GENERIC_WORDS:
+        words.pop()
+    return " ".join(words)
+
+
+def confusable(a: CatalogueEntry, b: CatalogueEntry) -> bool:
+    """Whether two features' names could mean one thing: their cores are equal, or one's
+    core is among the other's aliases and search terms (by core too)."""
+    ca, cb = name_core(a.name), name_core(b.name)
+    return (
+        ca == cb or ca in {name_core(t) for t in b.terms} or cb in {name_core(t) for t in a.terms}
+    )
 
 
 def distractors(
@@ -104,7 +129,9 @@ def distractors(
 
     def fits(key: str) -> bool:
         for c in chosen:
-            if key == c or key in lookalikes.get(c, ()) or _name(legend, key) == _name(legend, c):
+            if key == c or key in lookalikes.get(c, ()):
+                return False
+            if confusable(legend.entries[key], legend.entries[c]):
                 return False
         return True
 

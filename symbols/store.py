@@ -44,7 +44,7 @@ from .embed import ClipWeights, embed_images
 __all__ = ["LEGEND_VERSION", "LegendSet", "load_embeddings", "load_legend", "weights_key"]
 
 #: bump when the legend's drawing changes (sizes, zooms, the grid): old caches are not reused
-LEGEND_VERSION = 1
+LEGEND_VERSION = 2
 
 
 @dataclass(frozen=True)
@@ -227,7 +227,14 @@ def _read(folder: Path, *, built: bool = False) -> LegendSet:
         ) from None
     by_key = {}
     for raw in cat["entries"]:
-        e = CatalogueEntry(**{**raw, "layers": tuple(raw["layers"]), "icons": tuple(raw["icons"])})
+        e = CatalogueEntry(
+            **{
+                **raw,
+                "layers": tuple(raw["layers"]),
+                "icons": tuple(raw["icons"]),
+                "terms": tuple(raw.get("terms", ())),
+            }
+        )
         by_key[f"{e.category}:{e.key}"] = e
     images = {k: folder / rel for k, rel in meta["images"].items()}
     return LegendSet(
