@@ -20,6 +20,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from cartoqa.errors import CartoqaError
 from cartoqa.settings import pg_dir, pg_dsn, running_as_root
@@ -341,6 +342,22 @@ def lost_database(conn: Connection, *, during: str) -> DatabaseError | None:
         "server died: rerun the command, which starts it again ('cartoqa maps db' shows it); "
         "for a server given with --dsn or CARTOQA_DSN, start that server, then rerun"
     )
+
+
+def query_rows(
+    conn: Connection, sql: str, params: Any = None, *, during: str, what: str
+) -> list[Any]:
+    """The rows of one query on the extract's database.  A failed connection or query raises
+    ``lost_database``'s error when the database stopped answering (``during``: what was
+    under way), else a ``DatabaseError`` saying ``what`` failed ("reading road names")."""
+    import psycopg
+
+    try:
+        with psycopg.connect(conn.conninfo(), connect_timeout=10) as c:
+            return list(c.execute(sql, params))
+    except psycopg.OperationalError as exc:
+        lost = lost_database(conn, during=during)
+        raise lost or DatabaseError(f"{what} from {conn.conninfo()}: {exc}") from None
 
 
 def _is_ready(conn: Connection, extract: Extract) -> bool:

@@ -49,7 +49,7 @@ import numpy as np
 
 from cartoqa.errors import CartoqaError
 
-from .database import DatabaseError, lost_database
+from .database import query_rows
 from .labels import LabelError, _Glyph, _neighbours, render_with_boxes
 from .projection import (
     HALF_WORLD_M,
@@ -363,17 +363,13 @@ class FeatureLabels:
     def __init__(self, engine: MapEngine, wanted: Any) -> None:
         """``wanted(tags) -> bool``: the objects whose visibility is asked for (the 22 types
         and their look-alikes); every object counts for the colour coding."""
-        import psycopg
-
         self.engine = engine
-        conn = engine.database.connection
-        try:
-            with psycopg.connect(conn.conninfo(), connect_timeout=10) as c:
-                rows = list(c.execute(_OBJECTS_SQL))
-        except psycopg.OperationalError as exc:
-            lost = lost_database(conn, during="the map features were read for the label check")
-            why = f"reading map features from {conn.conninfo()}: {exc}"
-            raise lost or DatabaseError(why) from None
+        rows = query_rows(
+            engine.database.connection,
+            _OBJECTS_SQL,
+            during="the map features were read for the label check",
+            what="reading map features",
+        )
         self._table = np.array([r[0] for r in rows])
         self._ids = np.array([r[1] for r in rows], dtype=np.int64)
         self._bbox = np.array([r[10:14] for r in rows], dtype=np.float64).reshape(-1, 4)
@@ -395,7 +391,7 @@ class FeatureLabels:
             (str(r[0]), int(r[1])): (float(r[10]), float(r[11]), float(r[12]), float(r[13]))
             for r in rows
         }
-        self._xml_plain = style_xml(engine.style, conn)
+        self._xml_plain = style_xml(engine.style, engine.database.connection)
         self._maps: dict[str, Any] = {}
         self._cache: dict[tuple[int, int, int], list[_Placement]] = {}
         self._pixels: dict[tuple[int, int, int], dict[tuple[str, int], np.ndarray]] = {}
@@ -697,8 +693,6 @@ class FeatureLabels:
         self, view: View, box: tuple[float, float, float, float], out: dict[tuple, DrawnObject]
     ) -> None:
         """Areas and lines of interest in the view: their share inside, their length inside."""
-        import psycopg
-
         z = view.zoom
         res = metres_per_pixel(z)
 
@@ -713,13 +707,13 @@ class FeatureLabels:
             SELECT 'l', osm_id, 0, 0, ST_Length(ST_Intersection(way, {env})), ST_Length(way)
               FROM planet_osm_line WHERE way && {env} AND osm_id = ANY(%(l)s)
         """
-        conn = self.engine.database.connection
-        try:
-            with psycopg.connect(conn.conninfo(), connect_timeout=10) as c:
-                rows = list(c.execute(sql, {"a": ids["a"], "l": ids["l"]}))
-        except psycopg.OperationalError as exc:
-            lost = lost_database(conn, during="map features' areas were measured")
-            raise lost or DatabaseError(f"measuring areas in {conn.conninfo()}: {exc}") from None
+        rows = query_rows(
+            self.engine.database.connection,
+            sql,
+            {"a": ids["a"], "l": ids["l"]},
+            during="map features' areas were measured",
+            what="measuring areas",
+        )
         view_area = (maxx - minx) * (maxy - miny)
         for t, i, inter, area, inside_len, length in rows:
             k = (t, int(i))

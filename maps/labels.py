@@ -48,7 +48,7 @@ import numpy as np
 
 from cartoqa.errors import CartoqaError
 
-from .database import DatabaseError, lost_database
+from .database import lost_database, query_rows
 from .projection import TILE_PX, metres_per_pixel, pixel_box, tile_bounds_m
 from .roads import normalise_road
 from .style import style_xml
@@ -184,17 +184,13 @@ class RoadLabels:
     """Road-label visibility for the views of one ``MapEngine`` (metatile results are cached)."""
 
     def __init__(self, engine: MapEngine) -> None:
-        import psycopg
-
         self.engine = engine
-        conn = engine.database.connection
-        try:
-            with psycopg.connect(conn.conninfo(), connect_timeout=10) as c:
-                rows = list(c.execute(_FEATURES_SQL))
-        except psycopg.OperationalError as exc:
-            lost = lost_database(conn, during="the road names were read for the label check")
-            why = f"reading road names from {conn.conninfo()}: {exc}"
-            raise lost or DatabaseError(why) from None
+        rows = query_rows(
+            engine.database.connection,
+            _FEATURES_SQL,
+            during="the road names were read for the label check",
+            what="reading road names",
+        )
         self._ids = np.array([r[0] for r in rows], dtype=np.int64)
         self._bbox = np.array([r[3:7] for r in rows], dtype=np.float64).reshape(-1, 4)
         self._name: dict[int, str] = {}
@@ -202,7 +198,7 @@ class RoadLabels:
             self._name.setdefault(int(r[0]), normalise_road(r[1]) or r[1])
         #: features labelled at a point (areas): one detector box per label, not per glyph
         self._areas = frozenset(int(r[0]) for r in rows if r[2])
-        self._xml_plain = style_xml(engine.style, conn)
+        self._xml_plain = style_xml(engine.style, engine.database.connection)
         self._maps: dict[str, Any] = {}
         self._cache: dict[tuple[int, int, int], list[_Glyph]] = {}
         self._lock = threading.Lock()
