@@ -115,15 +115,27 @@ def schema_dir(folder: Path | None = None) -> Path:
     return path
 
 
+#: category -> the iD geometries whose preset names it, in order of preference
+GEOMETRIES = {
+    "symbol": ("point", "vertex", "area", "line"),
+    "line": ("line", "area", "point", "vertex"),
+    "area": ("area", "line", "point", "vertex"),
+}
+
+_Named = tuple[str, tuple[str, ...]]
+"""(English preset name, its aliases and search terms)."""
+
+
 @lru_cache(maxsize=4)
-def _schema(path: Path) -> tuple[str, dict[tuple[str, str], tuple[str, tuple[str, ...]]]]:
-    """(version, (key, value) -> (English preset name, its aliases and search terms)) for
-    presets of exactly one tag."""
+def _schema(path: Path) -> tuple[str, dict[tuple[str, str], dict[str, _Named]]]:
+    """(version, (key, value) -> geometry -> (English name, aliases and search terms)) for
+    presets of exactly one tag: ``highway=pedestrian`` is "Pedestrian Street" as a line and
+    "Pedestrian Area" as an area."""
     version = json.loads((path / "package.json").read_text(encoding="utf-8"))["version"]
     presets = json.loads((path / "dist" / "presets.json").read_text(encoding="utf-8"))
     names = json.loads((path / "dist" / "translations" / "en.json").read_text(encoding="utf-8"))
     english = names["en"]["presets"]["presets"]
-    out: dict[tuple[str, str], tuple[str, tuple[str, ...]]] = {}
+    out: dict[tuple[str, str], dict[str, _Named]] = {}
     # searchable presets first; a hidden one (iD keeps them for tags it no longer offers,
     # "School Grounds", "Bus Stop") names a tag no searchable preset does
     for searchable in (True, False):
@@ -138,8 +150,18 @@ def _schema(path: Path) -> tuple[str, dict[tuple[str, str], tuple[str, tuple[str
             name = words.get("name")
             if name and v != "*":
                 terms = tuple(str(t) for t in [*words.get("aliases", []), *words.get("terms", [])])
-                out.setdefault((k, v), (name, terms))
+                by_geometry = out.setdefault((k, v), {})
+                for geometry in preset.get("geometry") or ["point"]:
+                    by_geometry.setdefault(geometry, (name, terms))
     return version, out
+
+
+def _named(names: dict[str, _Named], category: str) -> _Named:
+    """The name of the preset for the category's geometry, else of the nearest one."""
+    for geometry in GEOMETRIES[category]:
+        if geometry in names:
+            return names[geometry]
+    return ("", ())
 
 
 def _rules(style: Path) -> list[tuple[str, str, list[str]]]:
@@ -200,7 +222,7 @@ def build_catalogue(
             entry["icons"].update(f for f in files if f.endswith(".svg"))
     out = []
     for (category, (k, v)), got in sorted(seen.items()):
-        name, terms = names.get((k, v), ("", ()))
+        name, terms = _named(names.get((k, v), {}), category)
         out.append(
             CatalogueEntry(
                 tags={k: v},

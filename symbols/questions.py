@@ -14,20 +14,24 @@ A candidate is never a look-alike of the answer or of an option already
 chosen (``symbols.lookalike``), nor a feature whose name means the same
 (``confusable``: "Charity Store" and "Thrift Store", "Bar" and "Pub",
 "River" and "Stream", read off the tagging schema's own aliases and search
-terms): every option can be told from every other, by its look and by its
-name.
+terms), nor one whose name holds the other's ("Gate" and "Kissing Gate",
+"Picnic Site" and "Picnic Table"): every option can be told from every
+other, by its look and by its name.  Lines that differ only in width
+(``waterway=stream`` and ``drain``) stay apart: the legend draws every line
+at zoom 17 in a frame of one size, so width is part of the look.
 When the key class has fewer than two such candidates, the nearest of other
-classes fill its places (their role is then "other_class"), and ``Question.short``
-says how many. A category
-with fewer than five distinguishable features makes no question.
+classes fill its places (their role is then "other_class"), and
+``Question.short`` says how many.  A category with fewer than five
+distinguishable features makes no question.
 
 Only features the tagging schema names take part (a bare "key=value" among
-names would stand out).  Subjects: one image per look-alike class (its first key; a person could not
-tell its members apart, so they would be one question twice) and every image
-alone in its look. ``n`` subjects are drawn (all of them when ``n`` is None
-or larger), and the answer's letter is balanced over A-E within each
-category: the positions are dealt from shuffled decks of the five letters,
-so within a category no letter is used more than once more than another.
+names would stand out).  Subjects: one image per look-alike class (its first
+key; a person could not tell its members apart, so they would be one
+question twice) and every image alone in its look.  ``n`` subjects are
+drawn (all of them when ``n`` is None or larger), and the answer's letter
+is balanced over A-E within each category: the positions are dealt from
+shuffled decks of the five letters, so within a category no letter is used
+more than once more than another.
 The same legend, vectors and seed give the same questions.
 """
 
@@ -109,11 +113,16 @@ def name_core(name: str) -> str:
 
 
 def confusable(a: CatalogueEntry, b: CatalogueEntry) -> bool:
-    """Whether two features' names could mean one thing: their cores are equal, or one's
-    core is among the other's aliases and search terms (by core too)."""
+    """Whether two features' names could both fit one image: one's core is among the
+    other's aliases and search terms (by core too: "Thrift Store", "thrift"), or its words
+    are all in the other's ("Gate", "Kissing Gate": a kissing gate is a gate)."""
     ca, cb = name_core(a.name), name_core(b.name)
+    wa, wb = set(ca.split()), set(cb.split())
     return (
-        ca == cb or ca in {name_core(t) for t in b.terms} or cb in {name_core(t) for t in a.terms}
+        wa <= wb
+        or wb <= wa
+        or ca in {name_core(t) for t in b.terms}
+        or cb in {name_core(t) for t in a.terms}
     )
 
 

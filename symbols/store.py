@@ -7,7 +7,8 @@ the CLIP embeddings, made once per style, schema and model and reused (issue 16,
 A legend lives in ``<cache>/symbols/legend-<key>/``, ``key`` a hash of what
 decides its pixels: the prepared style (its version and working copy, so
 carto's patterns and the fonts count), the tagging schema's version, Mapnik's
-version, ``LEGEND_VERSION`` (the drawing code's) and the entries drawn. The
+version, ``LEGEND_VERSION`` (the drawing code's) and the entries drawn (their
+tags, names and terms). The
 folder holds ``catalogue.json`` (the entries, names and versions),
 ``legend.json`` (images, drops, look-alike classes) and the PNGs. Embeddings
 sit beside them, ``clip-<key>.npz``, keyed by the weights (model, checkpoint
@@ -116,7 +117,7 @@ def _clear_stale(root: Path) -> None:
             pass  # someone else's live process
 
 
-def _legend_key(style: Any, schema_version: str, keys: Sequence[str]) -> str:
+def _legend_key(style: Any, schema_version: str, entries: Sequence[CatalogueEntry]) -> str:
     import mapnik
 
     parts = [
@@ -125,7 +126,7 @@ def _legend_key(style: Any, schema_version: str, keys: Sequence[str]) -> str:
         ",".join(style.placeholders),
         schema_version,
         str(getattr(mapnik, "mapnik_version", lambda: "?")()),
-        *keys,
+        *(json.dumps(asdict(e), sort_keys=True) for e in entries),  # names and terms too
     ]
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
 
@@ -161,8 +162,7 @@ def load_legend(
             )
         entries = [e for e in entries if f"{e.category}:{e.key}" in wanted]
     style = prepare_style(carto_files=carto_files, cache=base)
-    keys = [f"{e.category}:{e.key}" for e in entries]
-    key = _legend_key(style, schema_version, keys)
+    key = _legend_key(style, schema_version, entries)
     root = base / "symbols"
     root.mkdir(parents=True, exist_ok=True)
     final = root / f"legend-{key}"

@@ -59,6 +59,10 @@ def test_names_come_from_the_tagging_schema_never_written_by_hand(catalogue):
     for e in entries:
         if e.name_source == "tag":
             assert e.name == e.key  # said plainly, not invented
+    # a tag iD names by geometry takes the name of the geometry drawn
+    by = {(e.category, e.key): e for e in entries}
+    assert by[("line", "highway=pedestrian")].name == _english()["highway/pedestrian_line"]["name"]
+    assert "Thrift Shop" in by[("symbol", "shop=second_hand")].terms  # its aliases and terms
 
 
 def test_a_missing_schema_names_the_fix(tmp_path):

@@ -148,7 +148,9 @@ def _core(name: str) -> str:
 def _synonyms(a: dict, b: dict) -> bool:
     """Two catalogue entries (as catalogue.json holds them) whose names may mean one thing."""
     ca, cb = _core(a["name"]), _core(b["name"])
-    return ca == cb or ca in {_core(t) for t in b["terms"]} or cb in {_core(t) for t in a["terms"]}
+    if set(ca.split()) <= set(cb.split()) or set(cb.split()) <= set(ca.split()):
+        return True
+    return ca in {_core(t) for t in b["terms"]} or cb in {_core(t) for t in a["terms"]}
 
 
 def _options(sample) -> tuple[list[str], list[str]]:
@@ -386,7 +388,12 @@ def test_names_that_mean_one_thing_are_told_by_the_schemas_own_terms():
         pytest.skip(str(exc))
     by = {f"{e.category}:{e.key}": e for e in entries}
     assert name_core("Thrift Store") == "thrift" and name_core("Shop") == "shop"
-    for a, b in [*SYNONYMS, ("symbol:amenity=cafe", "symbol:shop=coffee")]:
+    for a, b in [
+        *SYNONYMS,
+        ("symbol:amenity=cafe", "symbol:shop=coffee"),
+        ("symbol:tourism=picnic_site", "symbol:leisure=picnic_table"),
+        ("symbol:barrier=gate", "symbol:barrier=kissing_gate"),
+    ]:
         assert confusable(by[a], by[b]) and confusable(by[b], by[a]), (a, b)
     for a, b in [
         ("symbol:amenity=bank", "symbol:amenity=cafe"),
