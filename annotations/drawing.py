@@ -916,7 +916,9 @@ def draw_sample(sample: Sample, image: Image.Image | Path | str) -> Image.Image:
     laid = _lay_out(lines, scratch)
     panel_h = sum(h for *_, h in laid) + 24 + 50 * len(fig.panel_art)
     height = max(base.height, panel_h)
-    canvas = Image.new("RGB", (base.width + PANEL_PX, HEADER_PX + height), _PANEL_BG)
+    # a small image (a legend symbol) still leaves the header room for its text
+    width = max(base.width + PANEL_PX, _header_width(sample))
+    canvas = Image.new("RGB", (width, HEADER_PX + height), _PANEL_BG)
     canvas.paste(drawn, (0, HEADER_PX))
     draw = ImageDraw.Draw(canvas)
     _header(draw, sample, canvas.width)
@@ -992,8 +994,7 @@ def _footer(sample: Sample) -> list[_Line]:
     return lines
 
 
-def _header(d: ImageDraw.ImageDraw, sample: Sample, width: int) -> None:
-    d.rectangle((0, 0, width, HEADER_PX - 1), fill=_HEADER_BG)
+def _header_text(sample: Sample) -> str:
     zoom = sample.metadata.zoom
     blank = _meta(sample, "blank_share")
     parts = [
@@ -1002,10 +1003,20 @@ def _header(d: ImageDraw.ImageDraw, sample: Sample, width: int) -> None:
         f"zoom {zoom}" if zoom is not None else f"zoom {_NOT_RECORDED}",
         f"blank {float(blank):.0%}" if blank is not None else f"blank share {_NOT_RECORDED}",
     ]
+    return "   ·   ".join(parts)
+
+
+def _header_width(sample: Sample) -> int:
+    """The width the header's text and the attribution need side by side."""
+    d = ImageDraw.Draw(Image.new("RGB", (1, 1)))
+    text = d.textlength(_header_text(sample), font=_font(15, bold=True))
+    return int(text + d.textlength(OSM_ATTRIBUTION, font=_font(13)) + 50)
+
+
+def _header(d: ImageDraw.ImageDraw, sample: Sample, width: int) -> None:
+    d.rectangle((0, 0, width, HEADER_PX - 1), fill=_HEADER_BG)
     font = _font(15, bold=True)
-    d.text(
-        (10, HEADER_PX // 2), "   ·   ".join(parts), font=font, fill=(255, 255, 255), anchor="lm"
-    )
+    d.text((10, HEADER_PX // 2), _header_text(sample), font=font, fill=(255, 255, 255), anchor="lm")
     small = _font(13)
     d.text(
         (width - 10, HEADER_PX // 2), OSM_ATTRIBUTION, font=small, fill=(220, 220, 220), anchor="rm"

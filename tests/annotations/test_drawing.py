@@ -327,6 +327,25 @@ def test_other_kinds_get_the_map_the_question_and_the_truth_in_the_panel():
     assert text[-1] == "question: the question of mfs-0001"
 
 
+def test_a_small_image_leaves_the_header_room_for_its_text_and_the_attribution():
+    """A legend symbol is 120 px: the header's text and the attribution beside it must not
+    run into each other (a gap of dark columns between the two)."""
+    truth = ChoiceTruth(answer="B", options={"A": "Bank", "B": "Cafe"})
+    sample = _sample("mfs-0001", "mfs", truth)
+    img = draw_sample(sample, Image.new("RGB", (120, 120), PAPER))
+    _header_ok(img)
+    inked = [
+        any(min(img.getpixel((x, y))) > 150 for y in range(4, HEADER_PX - 4))
+        for x in range(img.width)
+    ]
+    runs, run = [], 0
+    first, last = inked.index(True), len(inked) - 1 - inked[::-1].index(True)
+    for x in range(first, last):
+        run = run + 1 if not inked[x] else 0
+        runs.append(run)
+    assert max(runs) >= 25, "the header's text runs into the attribution"
+
+
 def test_a_long_panel_makes_the_image_taller_not_cut():
     legs = [
         RouteLeg(
