@@ -187,7 +187,9 @@ def build_dataset(
     ``prompts`` is a TOML file of prompt templates to word the questions with instead of the
     package's (``cartoqa.tasks.templates``; its hash goes to the manifest and provenance);
     ``task_options`` go to the tasks that build themselves (``TaskSpec.builder``: MFS takes
-    ``clip_checkpoint``, ``clip_hub``, ``clip_model``, ``clip_random_weights``)."""
+    ``clip_checkpoint``, ``clip_hub``, ``clip_model``, ``clip_random_weights``,
+    ``clip_seed``, and ``mfs_only``, a list of "category:key=value" entries to draw instead
+    of the whole catalogue)."""
     from .gps.generate import GpsReport, add_gps_samples, check_gps_tasks
 
     known = buildable_tasks()
