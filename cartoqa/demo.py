@@ -151,12 +151,12 @@ def run_demo(
     """Build (or reuse) the demo's datasets under ``out``, answer them with ``models`` and
     score them: the map tasks from ``extract`` (default: the embedded one) with ``per_task``
     questions each, GPSBench's tasks with ``gps_per_task`` each."""
-    from cartoqa.tasks.build import map_tasks
+    from cartoqa.tasks.build import extract_tasks
     from cartoqa.tasks.gps import GPS_TASKS
 
     parts = []
     if maps:
-        tasks = map_tasks()
+        tasks = extract_tasks()  # MFS is made from the legend, with CLIP weights: not here
         dataset = build_or_reuse(
             out / "maps",
             tasks=tasks,

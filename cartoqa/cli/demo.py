@@ -38,7 +38,9 @@ def demo(
     ] = ",".join(DEMO_MODELS),
 ) -> None:
     """Build small datasets of every registered task (map tasks from the embedded extract,
-    GPSBench's from GeoNames), answer them with the baselines and score them.
+    GPSBench's from GeoNames), answer them with the baselines and score them.  MFS, made
+    from the legend and CLIP weights rather than the extract, is left out: 'cartoqa build
+    OUT --tasks mfs --clip-checkpoint FILE' makes it.
 
     Rerunning resumes: answered questions are not asked again, and datasets made with
     the same options are reused.
@@ -66,6 +68,11 @@ def demo(
         raise typer.Exit(1) from None
     for part in parts:
         _print(part, console)
+    if maps:
+        console.print(
+            "MFS (which feature is this legend image) is not in the demo: it needs CLIP "
+            "weights; cartoqa build mfs --tasks mfs --clip-checkpoint FILE makes it"
+        )
 
 
 def _print(part: DemoPart, console: Console) -> None:

@@ -46,6 +46,7 @@ __all__ = [
     "BuildReport",
     "build_dataset",
     "buildable_tasks",
+    "extract_tasks",
     "map_tasks",
     "maps_wanted",
 ]
@@ -488,6 +489,12 @@ def map_tasks() -> list[str]:
     return [
         n for n, s in registered_tasks().items() if s.family == "map" and (s.generator or s.builder)
     ]
+
+
+def extract_tasks() -> list[str]:
+    """The registered map tasks made from an extract's views (a generator; not those that
+    build themselves, as MFS does from the legend), in registration order."""
+    return [n for n, s in registered_tasks().items() if s.family == "map" and s.generator]
 
 
 def maps_wanted(task: str, per_task: int) -> int:

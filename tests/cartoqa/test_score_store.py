@@ -132,20 +132,20 @@ def test_a_second_score_reads_the_stored_scores_while_they_are_fresh(kinds, tmp_
     runs = tmp_path / "runs"
     make_runs(kinds, runs, models=("oracle",))
     first, _ = score_json(kinds, runs)
-    assert first["oracle"]["scores"]["mfs"]["all"] == {"n": 3, "exact match": 1.0}
+    assert first["oracle"]["scores"]["mfs"]["all"] == {"n": 3, "accuracy": 1.0, "unanswered": 0}
     [info] = stores(kinds, runs).values()
     path = scores_path(info.path, key_of(kinds))
     # a hand edit of one stored score: a reused file shows it, a recomputed one does not
     edit_stored(path, "mfs-001", correct=False, why="wrong (edited)")
     again, _ = score_json(kinds, runs)
-    assert again["oracle"]["scores"]["mfs"]["all"]["exact match"] == pytest.approx(2 / 3)
+    assert again["oracle"]["scores"]["mfs"]["all"]["accuracy"] == pytest.approx(2 / 3)
     # everything else is as before
     del first["oracle"]["scores"]["mfs"], again["oracle"]["scores"]["mfs"]
     assert as_json(first) == as_json(again)
 
     # --rescore: computed afresh, and stored again
     fresh, _ = score_json(kinds, runs, "--rescore")
-    assert fresh["oracle"]["scores"]["mfs"]["all"]["exact match"] == 1.0
+    assert fresh["oracle"]["scores"]["mfs"]["all"]["accuracy"] == 1.0
     _, rows = read_lines(path)
     assert next(r for r in rows if r["sample_id"] == "mfs-001")["correct"] is True
 
@@ -165,7 +165,7 @@ def test_stored_scores_are_ignored_once_the_run_store_changes(kinds, tmp_path):
     r = cli("run", kinds.path, "-m", "oracle", "--runs-dir", runs, "--no-progress")
     assert r.exit_code == 0, r.output
     whole, _ = score_json(kinds, runs)
-    assert whole["oracle"]["scores"]["mfs"]["all"]["exact match"] == 1.0
+    assert whole["oracle"]["scores"]["mfs"]["all"]["accuracy"] == 1.0
     assert as_json(whole["oracle"]["scores"]) == as_json(
         score_run(kinds.samples, latest(info.path))
     )
@@ -180,7 +180,7 @@ def test_stored_scores_are_ignored_once_the_run_store_changes(kinds, tmp_path):
     info.path.write_bytes(data[:i] + (b"X" if data[i : i + 1] != b"X" else b"Y") + data[i + 1 :])
     assert info.path.stat().st_size == len(data)
     after, _ = score_json(kinds, runs)
-    assert after["oracle"]["scores"]["mfs"]["all"]["exact match"] == 1.0
+    assert after["oracle"]["scores"]["mfs"]["all"]["accuracy"] == 1.0
     assert as_json(after["oracle"]["scores"]) == as_json(
         score_run(kinds.samples, latest(info.path))
     )
@@ -207,7 +207,12 @@ def test_another_key_is_another_file_and_the_edited_one_is_not_read(kinds, tmp_p
         assert now["oracle"]["scores"]["mml"]["all"]["accuracy"] == 1.0
         header, _ = read_lines(scores_path(info.path, bumped))
         assert header["tasks"]["mml"] == "2" and header["tasks"]["srn"] == "1"
-        assert header["tasks"]["mfs"] == "unregistered"  # scored by exact match
+        assert header["tasks"]["mfs"] == "1"  # registered (issue 16): its own scorer
+        from cartoqa.stores.scores import task_versions
+
+        # a task the schema knows but no spec registers is scored by exact match
+        versions = task_versions(["no_such_spec", "mml"])
+        assert versions == {"no_such_spec": "unregistered", "mml": "2"}
     finally:
         register_task(spec, replace=True)
     # back to version 1: the old (edited) file is fresh again and is read
@@ -386,7 +391,7 @@ def test_fresh_scores_in_a_read_only_folder_are_read_and_stale_ones_recomputed(
     done = score_process(kinds, view)
     assert done.returncode == 0 and done.stderr == "", done.stderr
     (run,) = json.loads(done.stdout).values()
-    assert run["scores"]["mfs"]["all"]["exact match"] == pytest.approx(2 / 3)  # read
+    assert run["scores"]["mfs"]["all"]["accuracy"] == pytest.approx(2 / 3)  # read
     stored_before = path.read_bytes()
     with info.path.open("ab") as f:  # the store changes (through the writable side)
         f.write(b"\n")
@@ -394,7 +399,7 @@ def test_fresh_scores_in_a_read_only_folder_are_read_and_stale_ones_recomputed(
     assert done.returncode == 0, done.stderr
     assert len(done.stderr.splitlines()) == 1 and "scored afresh" in done.stderr
     (run,) = json.loads(done.stdout).values()
-    assert run["scores"]["mfs"]["all"]["exact match"] == 1.0  # recomputed, not the edit
+    assert run["scores"]["mfs"]["all"]["accuracy"] == 1.0  # recomputed, not the edit
     assert path.read_bytes() == stored_before
 
 

@@ -2,7 +2,7 @@
 answered by the baselines and scored through public calls (``cartoqa.demo.run_demo``)."""
 
 from cartoqa.demo import run_demo
-from cartoqa.tasks.build import map_tasks
+from cartoqa.tasks.build import extract_tasks
 
 from .conftest import extract_path
 
@@ -19,12 +19,12 @@ def test_the_demo_builds_and_scores_every_map_task(
         "dsn": cluster.connection("postgres").conninfo(),
     }
     (part,) = run_demo(tmp_path, **kwargs)
-    assert part.name == "maps" and set(part.dataset.manifest.counts) == set(map_tasks())
+    assert part.name == "maps" and set(part.dataset.manifest.counts) == set(extract_tasks())
     assert "© OpenStreetMap contributors" in part.dataset.manifest.attribution
     for s in part.dataset:
         assert (part.dataset.path / s.prompt.images[0]).stat().st_size > 50_000
     oracle, random = part.scores["oracle"], part.scores["random"]
-    for task in map_tasks():
+    for task in extract_tasks():
         assert task in oracle and task in random
     assert oracle["srn"]["all"]["SR2"] == 1 and random["srn"]["all"]["SR2"] == 0
     assert oracle["mml"]["all"]["accuracy"] == 1
