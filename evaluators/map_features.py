@@ -129,6 +129,8 @@ from cartoqa.tasks.map_features import FEATURE_TYPES
 from .answers import MAX_LINES, last_json_value, normalise_name
 from .metrics import mean as _mean
 from .numeric import AnswerParseError, check_answer_length, final_answer_region
+from .verdicts import verdict as _score
+from .verdicts import why_unreadable as _why_not
 
 __all__ = [
     "FUZZY_THRESHOLD",
@@ -169,16 +171,6 @@ ORIGINAL_COUNT_RANGE = (0, 16)
 MAX_PARSED_CHARS = 10_000
 
 
-def _score(
-    *,
-    correct: bool | None,
-    values: dict[str, float | None],
-    parsed: str | None = None,
-    why: str | None = None,
-) -> SampleScore:
-    return SampleScore.model_construct(correct=correct, values=values, parsed=parsed, why=why)
-
-
 def _shown(pred: FeatureMap) -> dict[str, Any]:
     """An MTMF answer as read, less the types it gives none of."""
     return {t: v for t, v in pred.items() if v["count"] or v["names"]}
@@ -187,10 +179,6 @@ def _shown(pred: FeatureMap) -> dict[str, Any]:
 def _parsed_text(value: Any) -> str:
     text = json.dumps(value, ensure_ascii=False)
     return text if len(text) <= MAX_PARSED_CHARS else text[:MAX_PARSED_CHARS] + "..."
-
-
-def _why_not(response: str | None, exc: AnswerParseError) -> str:
-    return "no response" if response is None else f"unreadable: {exc}"
 
 
 # ------------------------------------------------------------------ reading lines

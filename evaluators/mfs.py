@@ -72,6 +72,8 @@ from .numeric import (
     final_answer_text,
     has_final_answer,
 )
+from .verdicts import verdict as _score
+from .verdicts import why_unreadable as _why_not
 
 __all__ = [
     "RELEASE_PHRASE",
@@ -90,20 +92,6 @@ RELEASE_PHRASE = "correct answer is"
 _SHORT_LINE = 300
 #: the most characters (of its key) read before an option's text as lead words
 _SHORT_LEAD = 60
-
-
-def _score(
-    *,
-    correct: bool | None,
-    values: dict[str, float | None],
-    parsed: str | None = None,
-    why: str | None = None,
-) -> SampleScore:
-    return SampleScore.model_construct(correct=correct, values=values, parsed=parsed, why=why)
-
-
-def _why_not(response: str | None, exc: AnswerParseError) -> str:
-    return "no response" if response is None else f"unreadable: {exc}"
 
 
 def _options(sample: Sample) -> dict[str, str]:

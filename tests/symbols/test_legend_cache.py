@@ -14,8 +14,6 @@ from pathlib import Path
 
 import pytest
 
-from symbols.catalogue import STYLE_XML, CatalogueError, build_catalogue
-
 ONLY = [
     "symbol:amenity=bank",
     "symbol:amenity=cafe",
@@ -37,16 +35,9 @@ print(json.dumps({"folder": str(lg.folder), "built": lg.built,
 """
 
 
-@pytest.fixture(scope="module")
-def dsn(cluster):
-    if not STYLE_XML.is_file():
-        pytest.skip(f"{STYLE_XML} is not installed (bash scripts/setup.sh main)")
-    try:
-        build_catalogue()
-    except CatalogueError as exc:
-        pytest.skip(str(exc))
-    c = cluster.connection("postgres")
-    return f"host={c.host} port={c.port} user={c.user} dbname=postgres"
+@pytest.fixture
+def dsn(legend_dsn):
+    return legend_dsn
 
 
 def _child(cache: Path, carto_files: Path, dsn: str) -> subprocess.Popen:

@@ -17,7 +17,7 @@ from PIL import Image
 from cartoqa.errors import CartoqaError
 from cartoqa.records import ChoiceTruth
 from cartoqa.stores import load_dataset
-from symbols.catalogue import STYLE_XML, CatalogueError, build_catalogue
+from symbols.catalogue import CatalogueError, build_catalogue
 
 pytest.importorskip("open_clip", reason="open_clip is an extra: pip install -e '.[symbols]'")
 
@@ -64,12 +64,7 @@ def _part() -> list[str]:
     return sorted(out)
 
 
-def _dsn(cluster) -> str:
-    c = cluster.connection("postgres")
-    return f"host={c.host} port={c.port} user={c.user} dbname=postgres"
-
-
-def _build(out: Path, cache: Path, carto_files: Path, cluster, seed: int, **extra):
+def _build(out: Path, cache: Path, carto_files: Path, dsn: str, seed: int, **extra):
     from cartoqa.tasks import build_dataset
 
     return build_dataset(
@@ -79,23 +74,17 @@ def _build(out: Path, cache: Path, carto_files: Path, cluster, seed: int, **extr
         seed=seed,
         cache=cache,
         carto_files=carto_files,
-        dsn=_dsn(cluster),
+        dsn=dsn,
         progress=False,
         task_options={"clip_random_weights": True, "mfs_only": _part(), **extra},
     )
 
 
 @pytest.fixture(scope="module")
-def built(cluster, cache, carto_files, tmp_path_factory):
-    if not STYLE_XML.is_file():
-        pytest.skip(f"{STYLE_XML} is not installed (bash scripts/setup.sh main)")
-    try:
-        build_catalogue()
-    except CatalogueError as exc:
-        pytest.skip(str(exc))
+def built(legend_dsn, cache, carto_files, tmp_path_factory):
     root = tmp_path_factory.mktemp("mfs")
     with pytest.warns(UserWarning, match="RANDOM WEIGHTS"):
-        report = _build(root / "a", cache, carto_files, cluster, seed=3)
+        report = _build(root / "a", cache, carto_files, legend_dsn, seed=3)
     manifest = json.loads((root / "a" / "manifest.json").read_text())
     folder = cache / "symbols" / f"legend-{manifest['inputs']['mfs']['legend']['key']}"
     return report, load_dataset(root / "a"), folder, root
@@ -279,18 +268,20 @@ def test_random_weights_are_flagged_in_the_manifest_and_in_every_sample(built):
     assert {s.prompt.images[0] for s in ds.samples} == {f"images/{s.id}.png" for s in ds.samples}
 
 
-def test_the_same_seed_gives_the_same_questions_from_the_cache(built, cluster, cache, carto_files):
+def test_the_same_seed_gives_the_same_questions_from_the_cache(
+    built, legend_dsn, cache, carto_files
+):
     _, ds, folder, root = built
     npz = next(folder.glob("clip-*.npz"))
     before = (folder.stat().st_ino, npz.stat().st_mtime_ns, (folder / "legend.json").stat())
     with pytest.warns(UserWarning, match="RANDOM WEIGHTS"):  # loud from the cache too
-        _build(root / "b", cache, carto_files, cluster, seed=3)
+        _build(root / "b", cache, carto_files, legend_dsn, seed=3)
     again = load_dataset(root / "b")
     assert again.manifest.samples_sha256 == ds.manifest.samples_sha256
     after = (folder.stat().st_ino, npz.stat().st_mtime_ns, (folder / "legend.json").stat())
     assert after == before  # read back, not drawn or embedded again
     with pytest.warns(UserWarning):
-        _build(root / "c", cache, carto_files, cluster, seed=4)
+        _build(root / "c", cache, carto_files, legend_dsn, seed=4)
     other = load_dataset(root / "c")
     assert [s.metadata.model_extra["feature"] for s in other.samples] != [
         s.metadata.model_extra["feature"] for s in ds.samples
