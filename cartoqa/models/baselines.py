@@ -156,9 +156,13 @@ def random_answer(sample: Sample, *, seed: int = 0) -> str:
 
 
 class _Baseline:
+    """A model that answers each request by ``_answer``; an exception of ``failures`` (an
+    unreadable image, a tool that failed) fails that request alone."""
+
     batch_size = 256
     thread_safe = True
     spec = "baseline"
+    failures: tuple[type[Exception], ...] = ()
 
     def _answer(self, request: Request) -> str:
         raise NotImplementedError
@@ -167,7 +171,11 @@ class _Baseline:
         out = []
         for r in requests:
             t0 = time.perf_counter()
-            text = self._answer(r)
+            try:
+                text = self._answer(r)
+            except self.failures as exc:
+                out.append(Response(text=None, latency_s=time.perf_counter() - t0, error=str(exc)))
+                continue
             out.append(Response(text=text, latency_s=time.perf_counter() - t0))
         return out
 

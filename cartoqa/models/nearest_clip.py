@@ -18,8 +18,6 @@ chance (0.2 on five options): the code path is the one real weights take.
 
 from __future__ import annotations
 
-import time
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -29,8 +27,8 @@ from cartoqa.errors import ModelError
 from cartoqa.records import ChoiceTruth
 from cartoqa.settings import clip_checkpoint
 
-from ._types import Request, Response
-from .baselines import _sample
+from ._types import Request
+from .baselines import _Baseline, _sample
 
 __all__ = ["DECLINE", "NearestClipModel", "parse_weights"]
 
@@ -66,11 +64,12 @@ def parse_weights(rest: str) -> dict[str, Any]:
     return {"checkpoint": path}
 
 
-class NearestClipModel:
+class NearestClipModel(_Baseline):
     """Zero-shot CLIP over the options (module docstring)."""
 
     batch_size = 16
     thread_safe = False
+    failures = (OSError, ValueError)  # an unreadable image
 
     def __init__(self, rest: str = "") -> None:
         self.spec = f"nearest-clip:{rest}" if rest else "nearest-clip"
@@ -105,18 +104,6 @@ class NearestClipModel:
         image = clip.images([request.images[0]])[0]
         texts = np.stack([self._texts[(model, truth.options[k])] for k in letters])
         return letters[int(np.argmin(np.linalg.norm(texts - image, axis=1)))]
-
-    def generate(self, requests: Sequence[Request]) -> list[Response]:
-        out = []
-        for r in requests:
-            t0 = time.perf_counter()
-            try:
-                text = self._answer(r)
-            except (OSError, ValueError) as exc:  # an unreadable image
-                out.append(Response(text=None, latency_s=time.perf_counter() - t0, error=str(exc)))
-                continue
-            out.append(Response(text=text, latency_s=time.perf_counter() - t0))
-        return out
 
     def close(self) -> None:
         self._clips.clear()

@@ -28,8 +28,6 @@ import re
 import shutil
 import subprocess
 import threading
-import time
-from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -39,8 +37,8 @@ from PIL import Image, ImageChops, ImageFilter
 from cartoqa.errors import ModelError
 from cartoqa.records import FeatureTableTruth, NamesTruth
 
-from ._types import Request, Response
-from .baselines import _sample
+from ._types import Request
+from .baselines import _Baseline, _sample
 
 __all__ = ["DECLINE", "INSTALL_HINT", "OcrModel", "read_labels"]
 
@@ -275,7 +273,7 @@ def read_labels(path: Path, *, binary: str = TESSERACT, timeout_s: float = TIMEO
     return _labels(_lines(_words(done.stdout.decode("utf-8", "replace"))))
 
 
-class OcrModel:
+class OcrModel(_Baseline):
     """Answers name questions with the labels Tesseract reads on the map (module docstring).
 
     ``binary`` is the Tesseract executable (``TESSERACT`` by default); a missing one
@@ -285,6 +283,7 @@ class OcrModel:
     spec = "ocr"
     batch_size = 8
     thread_safe = True
+    failures = (OSError, RuntimeError)
 
     def __init__(self, *, binary: str | None = None, timeout_s: float = TIMEOUT_S) -> None:
         name = binary or TESSERACT
@@ -322,18 +321,6 @@ class OcrModel:
             for i, key in enumerate(truth.features)
         }
         return json.dumps(table, ensure_ascii=False)
-
-    def generate(self, requests: Sequence[Request]) -> list[Response]:
-        out = []
-        for r in requests:
-            t0 = time.perf_counter()
-            try:
-                text = self._answer(r)
-            except (OSError, RuntimeError) as exc:
-                out.append(Response(text=None, latency_s=time.perf_counter() - t0, error=str(exc)))
-                continue
-            out.append(Response(text=text, latency_s=time.perf_counter() - t0))
-        return out
 
     def close(self) -> None:
         with self._lock:
