@@ -13,6 +13,7 @@ from .demo import demo
 from .geo import app as geo_app
 from .gps import app as gps_app
 from .maps import app as maps_app
+from .review import app as review_app
 from .run import run
 from .score import score, score_release
 from .tasks import tasks
@@ -28,6 +29,7 @@ app.add_typer(geo_app, name="geo")
 app.add_typer(dataset_app, name="dataset")
 app.add_typer(maps_app, name="maps")
 app.add_typer(gps_app, name="gps")
+app.add_typer(review_app, name="review")
 app.command()(demo)
 app.command()(run)
 app.command()(build)

@@ -94,6 +94,9 @@ class Manifest(BaseModel):
     warnings: list[str] = Field(default_factory=list)
     """What a user of the dataset must know about how it was made (MFS built with random
     CLIP weights); ``cartoqa dataset info`` shows them."""
+    review: dict[str, Any] = Field(default_factory=dict)
+    """A reviewed dataset's review (``cartoqa review export``): its statistics, the source
+    dataset and the decisions file; empty for a dataset as generated."""
 
 
 def _pkg_version(name: str) -> str | None:
@@ -241,6 +244,7 @@ class DatasetWriter:
         prompts: Mapping[str, str] | None = None,
         inputs: Mapping[str, Mapping[str, Any]] | None = None,
         warnings: Iterable[str] = (),
+        review: Mapping[str, Any] | None = None,
     ) -> Manifest:
         """Close samples.jsonl, write manifest.json and swap the dataset in; returns the
         manifest."""
@@ -268,6 +272,7 @@ class DatasetWriter:
             prompts=dict(prompts or {}),
             inputs={t: dict(v) for t, v in (inputs or {}).items()},
             warnings=list(warnings),
+            review=dict(review or {}),
         )
         write_json_atomic(self._stage / MANIFEST_FILE, manifest.model_dump(mode="json"))
         _fsync_dir(self._stage)

@@ -1,0 +1,89 @@
+"""A reviewed dataset (``annotations.export``, ``cartoqa review export``; issue 17, item 3):
+the decisions applied, every one of them kept, and a dataset the other commands take."""
+
+from __future__ import annotations
+
+import json
+
+from typer.testing import CliRunner
+
+from annotations.decisions import DecisionStore
+from annotations.export import REVIEW_FILE, export_reviewed
+from cartoqa.cli import app
+from cartoqa.records import ChoiceTruth, CountTruth
+from cartoqa.stores import load_dataset
+from tests.cartoqa.model_data import kinds_dataset
+
+
+def _reviewed(tmp_path):
+    kinds_dataset(tmp_path / "ds", copies=2)
+    ds = load_dataset(tmp_path / "ds")
+    store = DecisionStore.open(tmp_path / "ds" / "review.sqlite", ds)
+    by = ds.by_id()
+    store.decide(by["stmf_count-000"], reviewer="ana", verdict="accept", seen=0)
+    store.decide(
+        by["stmf_count-001"],
+        reviewer="ana",
+        verdict="correct",
+        truth=CountTruth(value=7, feature_type="bank"),
+        seen=0,
+        reason="wrong count",
+    )
+    store.decide(by["rle-000"], reviewer="bo", verdict="reject", seen=0, reason="image broken")
+    fixed = ChoiceTruth(answer="A", options={"A": "bank", "B": "school", "C": "cafe", "D": "atm"})
+    store.decide(by["mfs-001"], reviewer="bo", verdict="correct", truth=fixed, seen=0)
+    store.decide(by["mfs-001"], reviewer="ana", verdict="accept", seen=1)
+    return ds, store
+
+
+def test_the_export_applies_every_decision_and_keeps_them_all(tmp_path):
+    ds, store = _reviewed(tmp_path)
+    manifest = export_reviewed(ds, store, tmp_path / "out")
+    out = load_dataset(tmp_path / "out", verify_images=True)  # a dataset like any other
+    got = out.by_id()
+    assert "rle-000" not in got and len(out) == len(ds) - 1
+    assert got["stmf_count-001"].ground_truth.value == 7
+    assert got["mfs-001"].ground_truth.answer == "A"
+    for sid, s in ds.by_id().items():
+        if sid in ("rle-000", "stmf_count-001", "mfs-001"):
+            continue
+        assert got[sid].ground_truth == s.ground_truth and got[sid].prompt == s.prompt
+    md = {sid: s.metadata.model_extra for sid, s in got.items()}
+    assert md["stmf_count-000"]["review_status"] == "accepted"
+    assert md["stmf_count-001"]["review_status"] == "corrected"
+    assert md["mfs-001"]["reviewed_by"] == "ana,bo"
+    assert md["srn-000"]["review_status"] == "unreviewed"
+    # the decisions file is the store's decisions, exactly
+    lines = (tmp_path / "out" / REVIEW_FILE).read_text(encoding="utf-8").splitlines()
+    assert [json.loads(x) for x in lines] == [d.as_dict() for d in store.all()]
+    r = manifest.review
+    assert (r["samples"], r["exported"], r["decisions"]) == (len(ds), len(ds) - 1, 5)
+    assert (r["accepted"], r["corrected"], r["rejected"]) == (2, 1, 1)
+    assert r["source"]["samples_sha256"] == ds.manifest.samples_sha256
+    assert out.manifest.attribution == ds.manifest.attribution
+
+
+def test_only_reviewed_writes_the_verified_set(tmp_path):
+    ds, store = _reviewed(tmp_path)
+    export_reviewed(ds, store, tmp_path / "out", only_reviewed=True)
+    out = load_dataset(tmp_path / "out")
+    assert sorted(s.id for s in out) == ["mfs-001", "stmf_count-000", "stmf_count-001"]
+
+
+def test_the_command_exports_and_the_result_runs_and_scores(tmp_path):
+    _reviewed(tmp_path)
+    runner = CliRunner()
+    result = runner.invoke(app, ["review", "export", str(tmp_path / "ds"), str(tmp_path / "out")])
+    assert result.exit_code == 0, result.output
+    assert "rejected 1" in " ".join(result.output.split())
+    runs = str(tmp_path / "runs")
+    result = runner.invoke(app, ["run", str(tmp_path / "out"), "-m", "oracle", "--runs-dir", runs])
+    assert result.exit_code == 0, result.output
+    result = runner.invoke(app, ["score", str(tmp_path / "out"), "--runs-dir", runs])
+    assert result.exit_code == 0, result.output
+    # a dataset with no review store is told so
+    kinds_dataset(tmp_path / "other", copies=1)
+    result = runner.invoke(
+        app, ["review", "export", str(tmp_path / "other"), str(tmp_path / "out2")]
+    )
+    assert result.exit_code == 2 and "no review store" in result.output
