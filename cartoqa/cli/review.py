@@ -72,3 +72,67 @@ def export(
         f"(accepted {r['accepted']}, corrected {r['corrected']}, rejected {r['rejected']}, "
         f"disputed {r['disputed']}); {r['decisions']} decisions in {out / r['decisions_file']}"
     )
+
+
+@app.command(name="label-studio-export")
+def label_studio_export(
+    dataset: Annotated[Path, typer.Argument(help="The dataset to review in Label Studio.")],
+    out: Annotated[Path, typer.Argument(help="The tasks file to write (JSON).")],
+    store: StoreOption = None,
+) -> None:
+    """Write DATASET's samples as Label Studio tasks, the current truth as each one's
+    prediction, and the labelling interface beside them (OUT with .label-config.xml)."""
+    from annotations.decisions import DecisionStore
+    from annotations.label_studio import LABEL_CONFIG, write_tasks
+    from cartoqa.stores import load_dataset
+
+    try:
+        ds = load_dataset(dataset)
+        with DecisionStore.open(store_path(dataset, store), ds) as decisions:
+            n = write_tasks(ds, decisions, out)
+    except CartoqaError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None
+    config = out.with_suffix(".label-config.xml")
+    config.write_text(LABEL_CONFIG, encoding="utf-8")
+    Console().print(
+        f"{n} tasks in {out}; the labelling interface in {config}. Serve the images with "
+        f"LABEL_STUDIO_LOCAL_FILES_SERVING_ENABLED=true and "
+        f"LABEL_STUDIO_LOCAL_FILES_DOCUMENT_ROOT={dataset.resolve().parent}"
+    )
+
+
+@app.command(name="label-studio-import")
+def label_studio_import(
+    dataset: Annotated[Path, typer.Argument(help="The dataset the tasks came from.")],
+    export_file: Annotated[Path, typer.Argument(help="Label Studio's JSON export.")],
+    store: StoreOption = None,
+    reviewer: Annotated[
+        str, typer.Option(help="The reviewer of annotations that name no annotator.")
+    ] = "label-studio",
+) -> None:
+    """Store the completed annotations of a Label Studio export as decisions.  A sample
+    decided here since the tasks were exported is a conflict and is left as it is.  Exit
+    status 1 when some annotations could not be read or were in conflict."""
+    from annotations.decisions import DecisionStore
+    from annotations.label_studio import read_annotations
+    from cartoqa.stores import load_dataset
+
+    try:
+        ds = load_dataset(dataset)
+        with DecisionStore.open(store_path(dataset, store), ds) as decisions:
+            report = read_annotations(ds, decisions, export_file, reviewer=reviewer)
+    except CartoqaError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None
+    console = Console()
+    console.print(
+        f"{report.decisions} decisions stored; {report.skipped} tasks not annotated; "
+        f"{len(report.conflicts)} in conflict; {len(report.errors)} unreadable"
+    )
+    for sid in report.conflicts:
+        console.print(f"conflict: {sid} was decided in cartoqa after the export; left as it is")
+    for why in report.errors:
+        console.print(f"unreadable: {why}")
+    if report.conflicts or report.errors:
+        raise typer.Exit(1)
