@@ -64,6 +64,15 @@ class ClipWeights:
     seed: int = 0
     """The seed of random weights (the same seed, the same embeddings)."""
 
+    def check(self) -> None:
+        """``EmbeddingError`` naming the file when the checkpoint given is not one (asked
+        before any work, so a typo costs nothing)."""
+        if self.checkpoint is not None and not self.checkpoint.is_file():
+            raise EmbeddingError(
+                f"the CLIP checkpoint {self.checkpoint} does not exist: give the path of a "
+                f"{self.model} weights file (open_clip's .pt or .safetensors), or a hub tag"
+            )
+
     def describe(self) -> dict[str, Any]:
         """What a manifest records of these weights."""
         return {
@@ -91,12 +100,8 @@ def _load(weights: ClipWeights) -> tuple[Any, Any]:
         raise EmbeddingError(
             f"open_clip is not installed ({exc}): pip install -e '.[symbols]'"
         ) from None
+    weights.check()
     if weights.checkpoint is not None:
-        if not weights.checkpoint.is_file():
-            raise EmbeddingError(
-                f"the CLIP checkpoint {weights.checkpoint} does not exist: give the path of a "
-                f"{weights.model} weights file (open_clip's .pt or .safetensors), or a hub tag"
-            )
         pretrained: str | None = str(weights.checkpoint)
     elif weights.hub is not None:
         pretrained = weights.hub

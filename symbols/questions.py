@@ -41,6 +41,7 @@ import random
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import cache
 
 import numpy as np
 
@@ -104,6 +105,7 @@ GENERIC_WORDS = frozenset(
 )
 
 
+@cache
 def name_core(name: str) -> str:
     """A name without case and its trailing generic words: "Thrift Store" -> "thrift"."""
     words = re.findall(r"[\w'&-]+", name.casefold())

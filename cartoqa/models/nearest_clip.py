@@ -56,11 +56,12 @@ def parse_weights(rest: str) -> dict[str, Any]:
             "nearest-clip:hub:TAG (needs a network), nearest-clip:random (chance accuracy), "
             "or set CARTOQA_CLIP_CHECKPOINT"
         )
-    if not path.is_file():
-        raise ModelError(
-            f"nearest-clip: the CLIP checkpoint {path} does not exist: give the path of an "
-            "open_clip weights file (.pt or .safetensors)"
-        )
+    from symbols.embed import ClipWeights, EmbeddingError
+
+    try:
+        ClipWeights(checkpoint=path).check()
+    except EmbeddingError as exc:
+        raise ModelError(f"nearest-clip: {exc}") from None
     return {"checkpoint": path}
 
 

@@ -71,18 +71,15 @@ def clip_weights(options: Mapping[str, Any]) -> ClipWeights:
         )
     if len(given) > 1:
         raise CartoqaError(f"give one source of CLIP weights, not {' and '.join(given)}")
-    if checkpoint and not Path(checkpoint).is_file():
-        raise CartoqaError(
-            f"the CLIP checkpoint {checkpoint} does not exist: give the path of an open_clip "
-            "weights file (.pt or .safetensors)"
-        )
-    return ClipWeights(
+    weights = ClipWeights(
         model=str(options.get("clip_model") or "ViT-B-32"),
         checkpoint=Path(checkpoint) if checkpoint else None,
         hub=hub,
         random_weights=random_weights,
         seed=int(options.get("clip_seed") or 0),
     )
+    weights.check()  # an EmbeddingError, a CartoqaError: refused before any work
+    return weights
 
 
 def build_mfs(writer: DatasetWriter, report: BuildReport, job: OwnBuild) -> dict[str, Any]:
