@@ -227,6 +227,14 @@ class DecisionStore:
             return sample.ground_truth.model_dump(mode="json")
         return last.truth_after
 
+    def shown_truth(self, sample: Sample) -> dict[str, Any]:
+        """The truth a reviewer is shown and an "accept" keeps: the effective truth, or for
+        a rejected sample the truth its rejection dropped."""
+        for d in reversed(self.history(sample.id)):
+            if d.truth_after is not None:
+                return d.truth_after
+        return sample.ground_truth.model_dump(mode="json")
+
     def effective(self, sample: Sample) -> Sample | None:
         """The sample with its reviewed truth, or None when rejected."""
         truth = self.effective_truth(sample)
@@ -244,13 +252,28 @@ class DecisionStore:
     def status(self, sample_id: str) -> str:
         """ "unreviewed", "accepted", "corrected", "rejected" (as the latest decision, once
         ``required`` reviewers agree), "needs another review" or "disputed"."""
-        latest = self.reviewers_latest(sample_id)
-        if not latest:
+        return self._status_of(self.history(sample_id))
+
+    def statuses(self) -> dict[str, tuple[str, int, list[str]]]:
+        """For every sample with a decision, in one read: (status, version, reviewers in
+        the order they first decided).  Samples missing are unreviewed, version 0."""
+        by: dict[str, list[Decision]] = {}
+        for d in self.all():
+            by.setdefault(d.sample_id, []).append(d)
+        out = {}
+        for sid, history in by.items():
+            history.sort(key=lambda d: d.version)
+            who = list(dict.fromkeys(d.reviewer for d in history))
+            out[sid] = (self._status_of(history), history[-1].version, who)
+        return out
+
+    def _status_of(self, history: list[Decision]) -> str:
+        """The status of a sample with these decisions (oldest first)."""
+        if not history:
             return "unreviewed"
         if self.required == 1:
-            d = self.latest(sample_id)
-            assert d is not None
-            return _PAST[d.verdict]
+            return _PAST[history[-1].verdict]
+        latest = {d.reviewer: d for d in history}
         groups: dict[str, list[Decision]] = {}
         for d in latest.values():
             groups.setdefault(_agreement_key(d), []).append(d)
@@ -349,10 +372,10 @@ class DecisionStore:
                     latest,
                 )
             before = self.effective_truth(sample)
+            if verdict == "accept":  # of a rejected sample: the truth it dropped comes back
+                after = self.shown_truth(sample)
             if before is None:
                 before = {}
-            if verdict == "accept":
-                after = before
             d = (
                 sample.id,
                 version + 1,

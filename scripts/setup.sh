@@ -4,7 +4,8 @@
 #   bash scripts/setup.sh main   Debian packages, npm assets, and a virtual environment (.venv)
 #                                with the core install: what `cartoqa demo` and API runs use.
 #   bash scripts/setup.sh test   the same plus every extra but `gpu`: local (torch, transformers),
-#                                symbols (open_clip), api (anthropic, google-genai), dev (pytest...),
+#                                symbols (open_clip), api (anthropic, google-genai), review (fastapi,
+#                                uvicorn: the review tool), dev (pytest...),
 #                                and Tesseract (tesseract-ocr, tesseract-ocr-eng) for the `ocr` baseline.
 #
 # Idempotent: a second run checks what is there and installs nothing new.
@@ -18,7 +19,7 @@ VENV=${CARTOQA_VENV:-$ROOT/.venv}
 
 case "$MODE" in
   main) EXTRAS="" ;;
-  test) EXTRAS="local,symbols,api,dev" ;;
+  test) EXTRAS="local,symbols,api,review,dev" ;;
   *) echo "setup: unknown mode '$MODE'; use 'main' or 'test'" >&2; exit 2 ;;
 esac
 
@@ -90,7 +91,7 @@ venv_step() {
   return 0
 }
 
-test_key() { { cat "$ROOT/pyproject.toml"; echo "extras=local,symbols,api,dev"; } | sha256sum | cut -c1-16; }
+test_key() { { cat "$ROOT/pyproject.toml"; echo "extras=local,symbols,api,review,dev"; } | sha256sum | cut -c1-16; }
 
 # ------------------------------------------------------------------ npm assets
 npm_step() {

@@ -29,7 +29,7 @@ def test_extras_declare_the_torch_pair():
     assert not any(r.startswith(("torch", "transformers", "open_clip")) for r in core), core
 
 
-def test_the_wheel_ships_the_prompt_templates(tmp_path):
+def test_the_wheel_ships_the_prompt_templates_and_the_review_pages(tmp_path):
     import shutil
     import zipfile
     from pathlib import Path
@@ -57,3 +57,10 @@ def test_the_wheel_ships_the_prompt_templates(tmp_path):
         f"cartoqa/tasks/prompts/{p.name}" for p in (root / "cartoqa/tasks/prompts").glob("*.toml")
     }
     assert here and shipped == here
+    review = {n for n in names if n.startswith("annotations/") and not n.endswith(".py")}
+    want = {
+        str(p.relative_to(root))
+        for folder in ("templates", "static")
+        for p in (root / "annotations" / folder).iterdir()
+    }
+    assert want and review == want

@@ -4,15 +4,30 @@ from them (``annotations``)."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
+from typer.core import TyperGroup
 
 from cartoqa.errors import CartoqaError
 
+
+class _ServeByDefault(TyperGroup):
+    """``cartoqa review DATASET`` is ``cartoqa review serve DATASET``: an argument that
+    names no subcommand starts the review tool on it (a dataset folder named like a
+    subcommand is written ./export)."""
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        if args and not args[0].startswith("-") and args[0] not in self.commands:
+            args = ["serve", *args]
+        return super().parse_args(ctx, args)
+
+
 app = typer.Typer(
-    help="Review ground truth: export a reviewed dataset from the decisions made on it.",
+    cls=_ServeByDefault,
+    help="Review ground truth in a browser (cartoqa review DATASET), export the reviewed "
+    "dataset, or review in Label Studio.",
     no_args_is_help=True,
 )
 
@@ -31,6 +46,61 @@ RequiredOption = Annotated[
 def store_path(dataset: Path, store: Path | None) -> Path:
     """The decisions file of ``dataset``: ``store`` or ``DATASET/review.sqlite``."""
     return store if store is not None else dataset / STORE_NAME
+
+
+@app.command()
+def serve(
+    dataset: Annotated[Path, typer.Argument(help="The dataset to review.")],
+    store: StoreOption = None,
+    required: RequiredOption = 1,
+    host: Annotated[
+        str,
+        typer.Option(
+            help="The address to listen on. The default serves this machine only; another "
+            "(0.0.0.0) shares the tool on your network: anyone with the printed address can "
+            "change decisions."
+        ),
+    ] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="The port (0: any free one).")] = 8765,
+    reviewer: Annotated[
+        str,
+        typer.Option(
+            help="The name decisions are made under until a reviewer writes theirs "
+            "(default: your user name when serving this machine only)."
+        ),
+    ] = "",
+    export_to: Annotated[
+        Path | None,
+        typer.Option(help="A folder the tool's Export button writes the reviewed dataset to."),
+    ] = None,
+) -> None:
+    """Start the review tool on DATASET: a local web app where you accept, correct or
+    reject each sample's ground truth, one at a time, with its audit drawing.  Prints the
+    address to open (with its token); stop it with Ctrl-C: every decision is on disk as
+    soon as it is made."""
+    import getpass
+
+    from annotations.app import _loopback, serve
+
+    if not reviewer and _loopback(host):
+        try:
+            reviewer = getpass.getuser()
+        except (KeyError, OSError):
+            reviewer = ""
+    try:
+        serve(
+            dataset,
+            store_path(dataset, store),
+            host=host,
+            port=port,
+            required=required,
+            reviewer=reviewer,
+            export_dir=export_to,
+            echo=lambda line: typer.echo(line, err=line.startswith("warning")),
+        )
+    except CartoqaError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None
 
 
 @app.command()

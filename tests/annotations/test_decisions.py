@@ -58,6 +58,23 @@ def test_accept_correct_reject_and_the_effective_truth(ds, tmp_path):
     assert stats["decisions"] == 3 and stats["reviewers"] == ["ana", "bo"]
 
 
+def test_accepting_a_rejected_sample_brings_its_truth_back(ds, tmp_path):
+    store = DecisionStore.open(tmp_path / "r.sqlite", ds)
+    count = _by(ds, "stmf_count-000")
+    fixed = CountTruth(value=4, feature_type="bank")
+    store.decide(count, reviewer="ana", verdict="correct", truth=fixed, seen=0)
+    store.decide(count, reviewer="bo", verdict="reject", seen=1, reason="image broken")
+    store.decide(count, reviewer="bo", verdict="reject", seen=2, reason="still broken")
+    assert store.effective(count) is None
+    assert store.shown_truth(count)["value"] == 4  # what the rejections dropped
+    d = store.decide(count, reviewer="cy", verdict="accept", seen=3)
+    assert d.truth_before == {} and d.truth_after["value"] == 4
+    assert store.effective(count).ground_truth.value == 4
+    rows = store.statuses()
+    assert rows[count.id] == ("accepted", 4, ["ana", "bo", "cy"])
+    assert all(store.status(sid) == st for sid, (st, _, _) in rows.items())
+
+
 def test_a_stale_edit_is_refused_and_names_the_change_that_came_in_between(ds, tmp_path):
     a = DecisionStore.open(tmp_path / "r.sqlite", ds)
     b = DecisionStore.open(tmp_path / "r.sqlite", ds)

@@ -1,0 +1,137 @@
+"""What the review tool lists: samples with their status, filtered by task, status, city,
+zoom and reviewer, the progress, and the next and previous sample under a filter.
+
+    q = ReviewQueue(dataset, store)
+    rows = q.rows(Filters(task="srn", status="unreviewed"))
+    q.progress()               # reviewed / total, overall and per task
+    q.neighbours("srn-0003", filters)   # (previous id, next id) in dataset order
+
+Everything is read from the store at each call (one query), so two servers, or
+the Label Studio import, writing the same store are seen at once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
+from typing import Any
+
+from cartoqa.records import Sample
+from cartoqa.stores import Dataset
+
+from .decisions import DecisionStore
+
+__all__ = ["STATUSES", "Filters", "ReviewQueue", "Row"]
+
+STATUSES = (
+    "unreviewed",
+    "accepted",
+    "corrected",
+    "rejected",
+    "needs another review",
+    "disputed",
+)
+
+FINAL = ("accepted", "corrected", "rejected")
+
+
+@dataclass(frozen=True)
+class Filters:
+    """The list's filters; an empty one matches every sample."""
+
+    task: str = ""
+    status: str = ""
+    city: str = ""
+    zoom: str = ""
+    reviewer: str = ""
+    """Samples this reviewer decided on ("-" + a name: samples they have not)."""
+
+    @classmethod
+    def from_query(cls, query: Mapping[str, str]) -> Filters:
+        return cls(**{f.name: str(query.get(f.name, "")).strip() for f in fields(cls)})
+
+    def query(self) -> dict[str, str]:
+        """The filters set, as query parameters."""
+        return {f.name: getattr(self, f.name) for f in fields(self) if getattr(self, f.name)}
+
+
+@dataclass(frozen=True)
+class Row:
+    sample: Sample
+    status: str
+    version: int
+    reviewers: list[str]
+
+    @property
+    def city(self) -> str:
+        return self.sample.metadata.city or ""
+
+    @property
+    def zoom(self) -> str:
+        z = self.sample.metadata.zoom
+        return "" if z is None else str(z)
+
+
+class ReviewQueue:
+    """A dataset's samples as the review tool lists them (module docstring)."""
+
+    def __init__(self, dataset: Dataset, store: DecisionStore) -> None:
+        self.dataset = dataset
+        self.store = store
+        self.by_id = dataset.by_id()
+        self.tasks = sorted({s.task for s in dataset})
+        self.cities = sorted({s.metadata.city for s in dataset if s.metadata.city})
+        self.zooms = sorted({s.metadata.zoom for s in dataset if s.metadata.zoom is not None})
+
+    def all_rows(self) -> list[Row]:
+        known = self.store.statuses()
+        return [Row(s, *known.get(s.id, ("unreviewed", 0, []))) for s in self.dataset.samples]
+
+    @staticmethod
+    def matches(row: Row, f: Filters) -> bool:
+        if f.task and row.sample.task != f.task:
+            return False
+        if f.status and row.status != f.status:
+            return False
+        if f.city and row.city != f.city:
+            return False
+        if f.zoom and row.zoom != f.zoom:
+            return False
+        if f.reviewer:
+            if f.reviewer.startswith("-"):
+                return f.reviewer[1:] not in row.reviewers
+            return f.reviewer in row.reviewers
+        return True
+
+    def rows(self, f: Filters) -> list[Row]:
+        return [r for r in self.all_rows() if self.matches(r, f)]
+
+    def neighbours(self, sample_id: str, f: Filters) -> tuple[str | None, str | None]:
+        """The matching samples before and after ``sample_id`` in dataset order (the sample
+        itself need not match: after a decision it may no longer)."""
+        rows = self.all_rows()
+        at = next(i for i, r in enumerate(rows) if r.sample.id == sample_id)
+        before = next((r.sample.id for r in reversed(rows[:at]) if self.matches(r, f)), None)
+        after = next((r.sample.id for r in rows[at + 1 :] if self.matches(r, f)), None)
+        return before, after
+
+    def progress(self) -> dict[str, Any]:
+        """{"done", "total", "tasks": {task: (done, total)}, "statuses": counts}: a sample is
+        done once accepted, corrected or rejected by the reviews it needs (``required``)."""
+        rows = self.all_rows()
+        tasks: dict[str, list[int]] = {t: [0, 0] for t in self.tasks}
+        statuses = dict.fromkeys(STATUSES, 0)
+        for r in rows:
+            done = r.status in FINAL
+            tasks[r.sample.task][0] += done
+            tasks[r.sample.task][1] += 1
+            statuses[r.status] = statuses.get(r.status, 0) + 1
+        return {
+            "done": sum(v[0] for v in tasks.values()),
+            "total": len(rows),
+            "tasks": {t: tuple(v) for t, v in tasks.items()},
+            "statuses": statuses,
+        }
+
+    def reviewers(self) -> list[str]:
+        return sorted({name for r in self.all_rows() for name in r.reviewers})

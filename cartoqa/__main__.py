@@ -1,0 +1,5 @@
+"""``python -m cartoqa``: the ``cartoqa`` command."""
+
+from cartoqa.cli import main
+
+main()
