@@ -255,8 +255,9 @@ def create_app(
     async def index(request: Request) -> Any:
         f = Filters.from_query(request.query_params)
         q = queue()
-        rows = q.rows(f)
-        first = next((r for r in rows if r.status == "unreviewed"), rows[0] if rows else None)
+        every = q.all_rows()
+        rows = q.rows(f, every)
+        first = q.start(rows, reviewer_of(request))
         return page(
             "index.html",
             filters=f,
@@ -265,12 +266,12 @@ def create_app(
             hidden_rows=max(0, len(rows) - 1000),
             matching=len(rows),
             start=link(first.sample.id, f) if first else None,
-            progress=q.progress(),
+            progress=q.progress(every),
             tasks=q.tasks,
             statuses=STATUSES,
             cities=q.cities,
             zooms=q.zooms,
-            reviewers=q.reviewers(),
+            reviewers=q.reviewers(every),
             disagreements=store().disagreements(),
             export_dir=str(export_dir) if export_dir else None,
             required=required,
@@ -297,12 +298,13 @@ def create_app(
         if values:
             fields = [type(x)(**{**vars(x), "value": values.get(x.name, x.value)}) for x in fields]
         version = st.version(sample.id)
-        before, after = queue().neighbours(sample.id, f)
-        rows = queue().rows(f)
+        every = queue().all_rows()
+        before, after = queue().neighbours(sample.id, f, every)
+        rows = queue().rows(f, every)
         position = next((i for i, r in enumerate(rows, 1) if r.sample.id == sample.id), None)
         img = sample.prompt.images[0] if sample.prompt.images else None
         history = st.history(sample.id)
-        progress = queue().progress()
+        progress = queue().progress(every)
         return page(
             "sample.html",
             status,

@@ -103,22 +103,25 @@ class ReviewQueue:
             return f.reviewer in row.reviewers
         return True
 
-    def rows(self, f: Filters) -> list[Row]:
-        return [r for r in self.all_rows() if self.matches(r, f)]
+    def rows(self, f: Filters, every: list[Row] | None = None) -> list[Row]:
+        """The rows matching ``f``, of ``every`` row (default: read now)."""
+        return [r for r in (every or self.all_rows()) if self.matches(r, f)]
 
-    def neighbours(self, sample_id: str, f: Filters) -> tuple[str | None, str | None]:
+    def neighbours(
+        self, sample_id: str, f: Filters, every: list[Row] | None = None
+    ) -> tuple[str | None, str | None]:
         """The matching samples before and after ``sample_id`` in dataset order (the sample
         itself need not match: after a decision it may no longer)."""
-        rows = self.all_rows()
+        rows = every or self.all_rows()
         at = next(i for i, r in enumerate(rows) if r.sample.id == sample_id)
         before = next((r.sample.id for r in reversed(rows[:at]) if self.matches(r, f)), None)
         after = next((r.sample.id for r in rows[at + 1 :] if self.matches(r, f)), None)
         return before, after
 
-    def progress(self) -> dict[str, Any]:
+    def progress(self, every: list[Row] | None = None) -> dict[str, Any]:
         """{"done", "total", "tasks": {task: (done, total)}, "statuses": counts}: a sample is
         done once accepted, corrected or rejected by the reviews it needs (``required``)."""
-        rows = self.all_rows()
+        rows = every or self.all_rows()
         tasks: dict[str, list[int]] = {t: [0, 0] for t in self.tasks}
         statuses = dict.fromkeys(STATUSES, 0)
         for r in rows:
@@ -133,5 +136,15 @@ class ReviewQueue:
             "statuses": statuses,
         }
 
-    def reviewers(self) -> list[str]:
-        return sorted({name for r in self.all_rows() for name in r.reviewers})
+    def reviewers(self, every: list[Row] | None = None) -> list[str]:
+        return sorted({name for r in (every or self.all_rows()) for name in r.reviewers})
+
+    @staticmethod
+    def start(rows: list[Row], reviewer: str) -> Row | None:
+        """Where a reviewer starts: the first row not done that they have not decided, else
+        the first not done, else the first."""
+        open_ = [r for r in rows if r.status not in FINAL]
+        return next(
+            (r for r in open_ if reviewer not in r.reviewers),
+            open_[0] if open_ else (rows[0] if rows else None),
+        )
