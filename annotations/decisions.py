@@ -235,6 +235,15 @@ class DecisionStore:
                 return d.truth_after
         return sample.ground_truth.model_dump(mode="json")
 
+    def shown_at(self, sample: Sample, version: int) -> dict[str, Any]:
+        """The truth a reviewer was shown at ``version`` of the sample (0: the generated
+        one): what a decision made on that version was made on."""
+        shown = sample.ground_truth.model_dump(mode="json")
+        for d in self.history(sample.id)[: max(0, version)]:
+            if d.truth_after is not None:
+                shown = d.truth_after
+        return shown
+
     def effective(self, sample: Sample) -> Sample | None:
         """The sample with its reviewed truth, or None when rejected."""
         truth = self.effective_truth(sample)
@@ -255,33 +264,42 @@ class DecisionStore:
         return self._status_of(self.history(sample_id))
 
     def statuses(self) -> dict[str, tuple[str, int, list[str]]]:
-        """For every sample with a decision, in one read: (status, version, reviewers in
-        the order they first decided).  Samples missing are unreviewed, version 0."""
-        by: dict[str, list[Decision]] = {}
-        for d in self.all():
-            by.setdefault(d.sample_id, []).append(d)
+        """For every sample with a decision, in one read that decodes no truth: (status,
+        version, reviewers in the order they first decided).  Samples missing are
+        unreviewed, version 0."""
+        by: dict[str, list[tuple[str, str, str]]] = {}
+        rows = self._db.execute(
+            "SELECT sample_id, reviewer, verdict, truth_after FROM decisions "
+            "ORDER BY sample_id, version"
+        )
+        for sid, reviewer, verdict, after in rows:
+            key = "reject" if verdict == "reject" else after  # stored with sorted keys
+            by.setdefault(sid, []).append((reviewer, verdict, key))
         out = {}
         for sid, history in by.items():
-            history.sort(key=lambda d: d.version)
-            who = list(dict.fromkeys(d.reviewer for d in history))
-            out[sid] = (self._status_of(history), history[-1].version, who)
+            who = list(dict.fromkeys(r for r, _, _ in history))
+            out[sid] = (self._status_from(history), len(history), who)
         return out
 
     def _status_of(self, history: list[Decision]) -> str:
         """The status of a sample with these decisions (oldest first)."""
+        return self._status_from([(d.reviewer, d.verdict, _agreement_key(d)) for d in history])
+
+    def _status_from(self, history: list[tuple[str, str, str]]) -> str:
+        """The status from (reviewer, verdict, agreement key) per decision, oldest first."""
         if not history:
             return "unreviewed"
         if self.required == 1:
-            return _PAST[history[-1].verdict]
-        latest = {d.reviewer: d for d in history}
-        groups: dict[str, list[Decision]] = {}
-        for d in latest.values():
-            groups.setdefault(_agreement_key(d), []).append(d)
+            return _PAST[history[-1][1]]
+        latest = {reviewer: (verdict, key) for reviewer, verdict, key in history}
+        groups: dict[str, list[str]] = {}
+        for verdict, key in latest.values():
+            groups.setdefault(key, []).append(verdict)
         if len(groups) > 1:
             return "disputed"
         (agreeing,) = groups.values()
         if len(agreeing) >= self.required:
-            return _PAST[agreeing[0].verdict]
+            return _PAST[agreeing[0]]
         return "needs another review"
 
     def disagreements(self) -> list[tuple[str, list[Decision]]]:
@@ -361,9 +379,14 @@ class DecisionStore:
         self._db.execute("BEGIN IMMEDIATE")
         try:
             version = self.version(sample.id)
+            if seen < 0 or seen > version:
+                raise DecisionError(
+                    f"{sample.id} has no version {seen} (it is at version {version}): "
+                    "reload the sample"
+                )
             if version != seen:
                 latest = self.latest(sample.id)
-                assert latest is not None
+                assert latest is not None  # seen < version: a decision came in between
                 self._db.execute("ROLLBACK")
                 raise StaleEditError(
                     f"{sample.id} was changed while you looked at version {seen}: "

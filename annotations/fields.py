@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from cartoqa.errors import CartoqaError
+from cartoqa.geodesy import TURN_ACTIONS
 from cartoqa.records import number_text
 
 __all__ = [
@@ -44,7 +45,9 @@ __all__ = [
     "NO_NAME",
     "FormError",
     "FormField",
+    "edited_fields",
     "form_fields",
+    "json_edited",
     "read_form",
     "truth_from_form",
     "truth_json",
@@ -71,6 +74,10 @@ class FormField:
     options: list[tuple[str, str]] = field(default_factory=list)
     """(value, label) for a select."""
     help: str = ""
+    group: str = ""
+    """Fields of one group are a row of a table (a feature table's type), ``column`` its
+    heading."""
+    column: str = ""
 
 
 def _lines(items: list[str]) -> str:
@@ -109,6 +116,8 @@ def form_fields(truth: Mapping[str, Any]) -> list[FormField]:
 def _route_fields(t: Mapping[str, Any]) -> list[FormField]:
     steps = list(t.get("steps", []))[1:-1]
     pairs = [f"{a} | {r}" for a, r in zip(steps[0::2], steps[1::2], strict=False)]
+    if len(steps) % 2:
+        pairs.append(f"{steps[-1]} |")  # a step without its road: shown, to be fixed
     return [
         FormField(
             "steps",
@@ -240,28 +249,22 @@ def _names_fields(t: Mapping[str, Any]) -> list[FormField]:
 def _table_fields(t: Mapping[str, Any]) -> list[FormField]:
     out = []
     for key, fc in dict(t.get("features", {})).items():
-        out += [
-            FormField(f"table.{key}.count", f"{key}: count", str(fc.get("count", 0)), "number"),
-            FormField(
-                f"table.{key}.names",
-                f"{key}: names",
-                _lines(list(fc.get("names", []))),
-                "lines",
-                help=f"One per line; {NO_NAME} for one shown without a name.",
-            ),
-            FormField(
-                f"table.{key}.optional_count",
-                f"{key}: also accepted",
-                str(fc.get("optional_count", 0)),
-                "number",
-            ),
-            FormField(
-                f"table.{key}.optional_names",
-                f"{key}: also accepted names",
+        for part, label, value, widget in (
+            ("count", "count", str(fc.get("count", 0)), "number"),
+            ("names", "names", _lines(list(fc.get("names", []))), "lines"),
+            ("optional_count", "also accepted", str(fc.get("optional_count", 0)), "number"),
+            (
+                "optional_names",
+                "also accepted names",
                 _lines(list(fc.get("optional_names", []))),
                 "lines",
             ),
-        ]
+        ):
+            out.append(
+                FormField(
+                    f"table.{key}.{part}", f"{key}: {label}", value, widget, group=key, column=label
+                )
+            )
     return out
 
 
@@ -294,16 +297,17 @@ _KIND_FIELDS = {
 # ---------------------------------------------------------------------- reading a form
 
 _THOUSANDS = re.compile(r"^[+-]?\d{1,3}(,\d{3})+(\.\d+)?$")
+_NUMBER = re.compile(r"^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$", re.ASCII)
+_LENGTH_UNITS = ("m", "ft", "km", "mi")
 
 
 def _number(form: Mapping[str, str], name: str, label: str) -> float:
     raw = str(form.get(name, "")).strip().replace(" ", "").replace("\u202f", "")
     if _THOUSANDS.match(raw):
         raw = raw.replace(",", "")
-    try:
-        x = float(raw)
-    except ValueError:
-        raise FormError(f"{label}: {raw!r} is not a number (write it like 412.5)") from None
+    if not _NUMBER.match(raw):
+        raise FormError(f"{label}: {raw!r} is not a number (write it like 412.5)")
+    x = float(raw)
     if not math.isfinite(x):
         raise FormError(f"{label}: {raw!r} is not a finite number")
     return x
@@ -325,12 +329,18 @@ def _text(form: Mapping[str, str], name: str, label: str) -> str:
 
 def _read_route(t: dict[str, Any], form: Mapping[str, str]) -> dict[str, Any]:
     steps = ["blue"]
+    known = {*TURN_ACTIONS, *list(t.get("steps", []))[1:-1:2]}  # and the truth's own
     for n, line in enumerate(_read_lines(str(form.get("steps", ""))), 1):
         action, bar, road = line.partition("|")
         if not bar or not action.strip() or not road.strip():
             raise FormError(
                 f"Route steps, line {n}: {line!r} is not 'action | road' "
                 "(for example 'turn left | Rue Grimaldi')"
+            )
+        if action.strip() not in known:
+            raise FormError(
+                f"Route steps, line {n}: {action.strip()!r} is not an action the question "
+                f"allows: {', '.join(TURN_ACTIONS)}"
             )
         steps += [action.strip(), road.strip()]
     if len(steps) == 1:
@@ -362,9 +372,11 @@ def _read_number(t: dict[str, Any], form: Mapping[str, str]) -> dict[str, Any]:
     new = _number(form, "value", "Value")
     if new == old or number_text(new) == number_text(old):
         return t
+    if new < 0 and t.get("unit") in _LENGTH_UNITS:
+        raise FormError(f"Value: {new} {t.get('unit')} is a negative length")
     eq = dict(t.get("equivalents", {}))
     if eq and old != 0:
-        eq = {k: v * new / old for k, v in eq.items()}
+        eq = {k: round(v * new / old, 6) for k, v in eq.items()}
     elif eq:
         raise FormError(
             "Value: the truth was 0, so its other units cannot follow; edit the JSON instead"
@@ -442,7 +454,7 @@ def _read_indices(t: dict[str, Any], form: Mapping[str, str]) -> dict[str, Any]:
     for part in re.split(r"[,\s]+", str(form.get("indices", "")).strip()):
         if not part:
             continue
-        if not part.isdigit():
+        if not re.fullmatch(r"\d{1,9}", part, re.ASCII):
             raise FormError(f"Indices kept: {part!r} is not a 0-based index")
         out.append(int(part))
     return {**t, "indices": sorted(set(out))}
@@ -482,34 +494,65 @@ def _normal(truth: dict[str, Any]) -> dict[str, Any]:
 
 def truth_from_form(truth: Mapping[str, Any], form: Mapping[str, str]) -> dict[str, Any]:
     """The truth the submitted ``form`` makes of ``truth`` (both JSON); equal to ``truth``
-    when nothing was edited.  ``FormError`` when a field cannot be read, or when both the
-    fields and the JSON were edited.  A field the form leaves out is taken as unedited."""
+    when nothing was edited.  ``FormError`` when an edited field cannot be read, or when
+    both the fields and the JSON were edited.  A field the form leaves out is unedited."""
     return read_form(truth, form)[0]
 
 
-def read_form(truth: Mapping[str, Any], form: Mapping[str, str]) -> tuple[dict[str, Any], str]:
-    """``truth_from_form``, and which part was edited: "fields", "json" or ""."""
-    base = _normal(dict(truth))
-    # a field the form leaves out is one not edited
-    form = {**{f.name: f.value for f in form_fields(base) if f.name != JSON_FIELD}, **form}
-    reader = _KIND_READERS.get(str(base.get("kind")))
-    from_fields = _normal(reader(dict(base), form)) if reader else base
-    part = "" if _same(from_fields, base) else "fields"
-    raw = form.get(JSON_FIELD)
-    if raw is None:
-        return from_fields, part
+def _said(text: str) -> str:
+    """A field's text as compared for edits: line ends, blank lines and spaces at the
+    ends of lines do not count."""
+    lines = (x.strip() for x in str(text).replace("\r\n", "\n").replace("\r", "\n").split("\n"))
+    return "\n".join(x for x in lines if x)
+
+
+def edited_fields(truth: Mapping[str, Any], form: Mapping[str, str]) -> list[str]:
+    """The answer fields whose submitted text differs from what ``form_fields(truth)``
+    shows (JSON apart), in form order."""
+    return [
+        f.name
+        for f in form_fields(truth)
+        if f.name != JSON_FIELD and f.name in form and _said(form[f.name]) != _said(f.value)
+    ]
+
+
+def _parse_json(raw: str) -> dict[str, Any]:
     try:
-        from_json = json.loads(raw)
-    except ValueError as exc:
+        got = json.loads(raw)
+    except (ValueError, RecursionError) as exc:
         raise FormError(f"The whole truth (JSON) is not valid JSON: {exc}") from None
-    if not isinstance(from_json, dict):
+    if not isinstance(got, dict):
         raise FormError("The whole truth (JSON) must be an object ({...})")
-    from_json = _normal(from_json)
-    if _same(from_json, base):
-        return from_fields, part
-    if part:
+    return got
+
+
+def json_edited(truth: Mapping[str, Any], form: Mapping[str, str]) -> bool:
+    """Whether the submitted JSON differs from ``truth`` (text that is not JSON differs)."""
+    raw = form.get(JSON_FIELD)
+    if raw is None or _said(raw) == _said(truth_json(truth)):
+        return False
+    try:
+        return not _same(_normal(_parse_json(raw)), _normal(dict(truth)))
+    except FormError:
+        return True
+
+
+def read_form(truth: Mapping[str, Any], form: Mapping[str, str]) -> tuple[dict[str, Any], str]:
+    """``truth_from_form``, and which part was edited: "fields", "json" or "".  Only the
+    edited part is read, so an unedited field the truth leaves empty is no error."""
+    base = _normal(dict(truth))
+    fields_edited = bool(edited_fields(base, form))
+    if fields_edited and json_edited(base, form):
         raise FormError(
             "both the fields and the JSON were edited: keep one of the two edits "
             "(reload the sample to start again)"
         )
-    return from_json, "json"
+    if json_edited(base, form):
+        return _normal(_parse_json(str(form[JSON_FIELD]))), "json"
+    if not fields_edited:
+        return base, ""
+    # a field the form leaves out is one not edited
+    full = {**{f.name: f.value for f in form_fields(base) if f.name != JSON_FIELD}, **form}
+    reader = _KIND_READERS.get(str(base.get("kind")))
+    got = _normal(reader(dict(base), full)) if reader else base
+    return got, ("fields" if not _same(got, base) else "")

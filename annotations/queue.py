@@ -44,7 +44,9 @@ class Filters:
     city: str = ""
     zoom: str = ""
     reviewer: str = ""
-    """Samples this reviewer decided on ("-" + a name: samples they have not)."""
+    """Samples this reviewer decided on."""
+    not_reviewer: str = ""
+    """Samples this reviewer has not decided on."""
 
     @classmethod
     def from_query(cls, query: Mapping[str, str]) -> Filters:
@@ -97,11 +99,9 @@ class ReviewQueue:
             return False
         if f.zoom and row.zoom != f.zoom:
             return False
-        if f.reviewer:
-            if f.reviewer.startswith("-"):
-                return f.reviewer[1:] not in row.reviewers
-            return f.reviewer in row.reviewers
-        return True
+        if f.reviewer and f.reviewer not in row.reviewers:
+            return False
+        return not (f.not_reviewer and f.not_reviewer in row.reviewers)
 
     def rows(self, f: Filters, every: list[Row] | None = None) -> list[Row]:
         """The rows matching ``f``, of ``every`` row (default: read now)."""

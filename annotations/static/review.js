@@ -3,7 +3,9 @@
 document.addEventListener("keydown", (e) => {
   const t = e.target;
   const inField = t instanceof Element && t.closest("input, textarea, select, summary");
+  const help = document.getElementById("help");
   if (e.key === "Escape" && inField) { t.blur(); return; }
+  if (e.key === "Escape" && help && !help.hidden) { help.hidden = true; return; }
   if (inField || e.ctrlKey || e.metaKey || e.altKey) return;
   const press = (...sels) => {
     const el = sels.map((s) => document.querySelector(s)).find(Boolean);
@@ -18,7 +20,6 @@ document.addEventListener("keydown", (e) => {
     const first = document.querySelector(".answer");
     if (first) { e.preventDefault(); first.focus(); }
   } else if (e.key === "?") {
-    const help = document.getElementById("help");
     if (help) { e.preventDefault(); help.hidden = !help.hidden; }
   } else if (/^[1-9]$/.test(e.key)) {
     const reason = document.getElementById("reason");

@@ -80,9 +80,9 @@ def serve(
     soon as it is made."""
     import getpass
 
-    from annotations.app import _loopback, serve
+    from annotations.server import loopback, serve
 
-    if not reviewer and _loopback(host):
+    if not reviewer and loopback(host):
         try:
             reviewer = getpass.getuser()
         except (KeyError, OSError):

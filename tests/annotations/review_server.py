@@ -29,13 +29,18 @@ class Server:
     lines: list[str] = field(default_factory=list)
 
     @property
-    def base(self) -> str:
+    def origin(self) -> str:
         u = urlsplit(self.url)
         return f"{u.scheme}://{u.netloc}"
 
     @property
     def token(self) -> str:
-        return self.url.split("token=", 1)[1]
+        return urlsplit(self.url).path.strip("/")
+
+    @property
+    def base(self) -> str:
+        """The tool's root: the origin and the token (no slash at the end)."""
+        return f"{self.origin}/{self.token}"
 
     def request(
         self,
@@ -45,12 +50,13 @@ class Server:
         headers: dict[str, str] | None = None,
         token: bool = True,
     ) -> tuple[int, dict[str, str], bytes]:
-        """One raw request (the path is sent as written: no client normalises it)."""
+        """One raw request to ``path`` under the token's root (``token=False``: to ``path``
+        itself), sent as written: no client normalises it."""
         u = urlsplit(self.url)
         conn = http.client.HTTPConnection(u.hostname, u.port, timeout=30)
         h = dict(headers or {})
         if token:
-            h.setdefault("X-Cartoqa-Token", self.token)
+            path = f"/{self.token}{path}"
         if body is not None and "Content-Type" not in h:
             h["Content-Type"] = "application/x-www-form-urlencoded"
         conn.request(method, path, body=body, headers=h)

@@ -11,6 +11,7 @@ from annotations.fields import (
     JSON_FIELD,
     NO_NAME,
     FormError,
+    edited_fields,
     form_fields,
     read_form,
     truth_from_form,
@@ -80,6 +81,8 @@ def test_route_steps_are_lines_of_action_and_road():
         ("turn left |", "line 1"),
         ("", "empty"),
         ("| Rue A", "line 1"),
+        ("turn lft | Rue A", "'turn lft' is not an action the question allows"),
+        ("blue | Rue A", "'blue' is not an action"),
     ],
 )
 def test_a_route_line_without_action_and_road_is_named(text, says):
@@ -125,7 +128,13 @@ def test_a_number_takes_thousands_separators_and_its_other_units_follow():
     with pytest.raises(FormError, match="'1,25' is not a number"):
         truth_from_form(t, {**as_browser_sends(t), "value": "1,25"})  # a decimal comma
     with pytest.raises(FormError, match="finite"):
-        truth_from_form(t, {**as_browser_sends(t), "value": "inf"})
+        truth_from_form(t, {**as_browser_sends(t), "value": "1e400"})
+    for bad in ("inf", "nan", "1_000", "²", "１２", "0x10"):
+        with pytest.raises(FormError, match="is not a number"):
+            truth_from_form(t, {**as_browser_sends(t), "value": bad})
+    with pytest.raises(FormError, match="negative length"):
+        truth_from_form(t, {**as_browser_sends(t), "value": "-5"})
+    assert truth_from_form(t, {**as_browser_sends(t), "value": "1.5e3"})["value"] == 1500
 
 
 def test_names_write_an_unnamed_feature_so_that_it_is_kept():
@@ -179,3 +188,37 @@ def test_the_json_edit_wins_and_editing_both_is_refused():
     for bad, says in (("{", "not valid JSON"), ("[1]", "must be an object")):
         with pytest.raises(FormError, match=says):
             truth_from_form(count, {**as_browser_sends(count), JSON_FIELD: bad})
+
+
+def test_only_the_edited_part_is_read():
+    # a truth the store holds with an empty name: accepting it unedited is no error
+    t = RoadPairTruth(road_1="", road_2="Rue B").model_dump(mode="json")
+    assert read_form(t, as_browser_sends(t)) == (t, "")
+    fixed = {**t, "road_1": "Rue A"}
+    assert read_form(t, {**as_browser_sends(t), JSON_FIELD: json.dumps(fixed)}) == (fixed, "json")
+    # a route with a step that has no road is shown as it is, and stays as it is
+    odd = RouteTruth(steps=["blue", "turn left", "Rue A", "turn right", "red"]).model_dump(
+        mode="json"
+    )
+    (steps, _) = form_fields(odd)
+    assert steps.value.endswith("turn right |")
+    assert read_form(odd, as_browser_sends(odd)) == (odd, "")
+    with pytest.raises(FormError, match="line 2"):
+        truth_from_form(odd, {**as_browser_sends(odd), "steps": steps.value + " \nx"})
+
+
+def test_edited_fields_are_the_ones_whose_text_changed():
+    t = next(c[1] for c in CASES if c[0] == "mtmf").model_dump(mode="json")
+    form = {**as_browser_sends(t), "table.bank.count": " 3 ", "table.atm.names": "\r\n"}
+    assert edited_fields(t, form) == ["table.bank.count"]
+
+
+def test_json_too_deep_or_not_json_is_refused_not_a_crash():
+    t = CountTruth(value=2, feature_type="bank").model_dump(mode="json")
+    for raw in ("[" * 50_000, '{"kind": "count", "value": NaN}', '{"kind": "count"}'):
+        form = {**as_browser_sends(t), JSON_FIELD: raw}
+        try:
+            got, part = read_form(t, form)
+        except FormError:
+            continue
+        assert part == "json" and got != t  # read, and left for the store to refuse

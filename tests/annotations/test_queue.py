@@ -22,12 +22,14 @@ def test_filters_progress_and_neighbours(tmp_path):
     assert [r.sample.id for r in q.rows(Filters(task="srn"))] == ["srn-000", "srn-001"]
     assert [r.sample.id for r in q.rows(Filters(status="rejected"))] == ["rle-001"]
     assert [r.sample.id for r in q.rows(Filters(reviewer="ana"))] == ["srn-000"]
-    assert len(q.rows(Filters(reviewer="-ana"))) == len(ds) - 1
+    assert len(q.rows(Filters(not_reviewer="ana"))) == len(ds) - 1
+    store.decide(by["mml-000"], reviewer="-x", verdict="accept", seen=0)  # a name with a dash
+    assert [r.sample.id for r in q.rows(Filters(reviewer="-x"))] == ["mml-000"]
     assert q.rows(Filters(zoom="17")) == [] and q.rows(Filters(city="Nice")) == []
     p = q.progress()
-    assert (p["done"], p["total"]) == (2, 28)
-    assert p["tasks"]["srn"] == (1, 2) and p["tasks"]["mml"] == (0, 2)
-    assert p["statuses"]["accepted"] == 1 and p["statuses"]["unreviewed"] == 26
+    assert (p["done"], p["total"]) == (3, 28)
+    assert p["tasks"]["srn"] == (1, 2) and p["tasks"]["mtmf"] == (0, 2)
+    assert p["statuses"]["accepted"] == 2 and p["statuses"]["unreviewed"] == 25
     # next and previous under a filter, from a sample that no longer matches it
     f = Filters(status="unreviewed", task="srn")
     assert q.neighbours("srn-000", f) == (None, "srn-001")

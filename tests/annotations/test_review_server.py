@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 from urllib.parse import urlencode
 
@@ -39,35 +40,60 @@ def decisions(folder: Path) -> list:
 
 def test_every_request_needs_the_token(kinds):
     with review_server(kinds, "--reviewer", "ana") as srv:
+        t = srv.token
         paths = ["/", "/sample/mml-000", "/drawing/mml-000.png", "/images/mml-000.png"]
-        for path in [*paths, "/static/review.js", "/nothing", "/docs", "/openapi.json"]:
-            for headers in ({}, {"X-Cartoqa-Token": "wrong"}, {"Cookie": "cartoqa_review_x=1"}):
-                status, _, body = srv.request("GET", path, headers=headers, token=False)
-                assert status == 403, (path, headers)
-                assert b"Rue Grimaldi" not in body and b"token" in body
+        wrong = [
+            "",
+            "/x",
+            f"/{t[:-1]}",
+            f"/{t}x",
+            f"/{t.upper()}",
+            f"/%2F{t}",
+            f"/x/{t}",
+        ]
+        for prefix in wrong:
+            for path in [*paths, "/static/review.js", "/docs", "/openapi.json"]:
+                for method in ("GET", "HEAD", "POST", "OPTIONS", "DELETE"):
+                    status, _, body = srv.request(method, prefix + path, token=False)
+                    assert status == 403, (method, prefix + path)
+                    assert b"Rue Grimaldi" not in body
+        for headers in ({"X-Cartoqa-Token": t}, {"Cookie": f"token={t}"}, {"Authorization": t}):
+            assert srv.request("GET", "/sample/mml-000", headers=headers, token=False)[0] == 403
+        assert srv.request("GET", f"/?token={t}", token=False)[0] == 403
         for path in paths:
             assert srv.request("GET", path)[0] == 200, path
+        assert (
+            srv.request("GET", "/docs")[0] == 404 and srv.request("GET", "/openapi.json")[0] == 404
+        )
         # a decision without the token is refused and stores nothing
         status, _, _ = srv.request(
             "POST", "/sample/mml-000", form(verdict="accept", seen="0", reviewer="x"), token=False
         )
         assert status == 403 and decisions(kinds) == []
-        assert srv.request("GET", f"/?token={srv.token}x", token=False)[0] == 403
 
 
-def test_the_token_in_the_address_becomes_a_strict_cookie_and_leaves_the_address(kinds):
+def test_the_token_is_in_the_path_and_in_no_cookie(kinds):
+    """Browsers send a cookie for 127.0.0.1 to every port of it: no cookie holds the token."""
     with review_server(kinds) as srv:
-        status, headers, _ = srv.request("GET", f"/?task=srn&token={srv.token}", token=False)
-        assert status == 303 and headers["location"] == "/?task=srn"
-        cookie = headers["set-cookie"]
-        assert "httponly" in cookie.lower() and "samesite=strict" in cookie.lower()
-        name_value = cookie.split(";")[0]
-        status, headers, body = srv.request(
-            "GET", "/?task=srn", headers={"Cookie": name_value}, token=False
-        )
+        status, headers, _ = srv.request("GET", "", token=True)
+        assert status == 307 and headers["location"] == f"/{srv.token}/"
+        status, headers, body = srv.request("GET", "/?task=srn")
         assert status == 200 and b"srn-000" in body and b"mml-000" not in body
+        assert "set-cookie" not in headers
+        assert f'href="/{srv.token}/sample/srn-000?task=srn"'.encode() in body
         assert "script-src 'self'" in headers["content-security-policy"]
         assert headers["x-frame-options"] == "DENY" and headers["referrer-policy"] == "same-origin"
+        status, headers, _ = srv.request(
+            "POST", "/sample/mml-000", form(verdict="accept", seen="0", reviewer="李小龙 Łukasz")
+        )
+        name_value, *attributes = headers["set-cookie"].split(";")
+        assert status == 303 and srv.token not in name_value  # only the reviewer's name
+        assert f" Path=/{srv.token}" in attributes  # sent back to this tool only
+        assert headers["location"].startswith(f"/{srv.token}/sample/srn-000?done=mml-000")
+        _, _, body = srv.request("GET", "/sample/srn-000?done=mml-000")
+        assert "mml-000: accept by 李小龙 Łukasz stored (version 1)" in body.decode()
+        _, _, body = srv.request("GET", "/?done=anything+you+like")
+        assert b"anything you like" not in body  # the message comes from the store
 
 
 def test_only_files_inside_images_are_served(kinds, tmp_path):
@@ -144,12 +170,12 @@ def test_a_form_from_another_site_is_refused(kinds):
             )
             assert status == 403, origin
         assert decisions(kinds) == []
-        host = srv.base.split("//")[1]
+        host = srv.origin.split("//")[1]
         status, _, _ = srv.request(
             "POST",
             "/sample/mml-000",
             form(verdict="accept", seen="0", reviewer="x"),
-            headers={"Origin": srv.base, "Host": host},
+            headers={"Origin": srv.origin, "Host": host},
         )
         assert status == 303 and [d.verdict for d in decisions(kinds)] == ["accept"]
 
@@ -181,7 +207,7 @@ def test_bad_decisions_are_refused_with_the_reason_and_store_nothing(kinds):
         got, headers, _ = srv.request(
             "POST", "/sample/stmf_count-000", form(**{**count, "value": "4"})
         )
-        assert got == 303 and headers["location"].startswith("/sample/rle-000?done=")
+        assert got == 303 and headers["location"].startswith(f"/{srv.token}/sample/rle-000?done=")
     (d,) = decisions(kinds)
     assert (d.verdict, d.truth_after["value"], d.reviewer) == ("correct", 4, "ana")
 
@@ -223,8 +249,8 @@ def test_the_server_writes_only_its_store_and_the_export_folder(kinds, tmp_path)
         )
         reject = form(verdict="reject", seen="0", reviewer="a", reason="image broken or blank")
         assert srv.request("POST", "/sample/rle-000", reject)[0] == 303
-        status, headers, _ = srv.request("POST", "/export")
-        assert status == 303 and "exported" in headers["location"]
+        status, _, body = srv.request("POST", "/export")
+        assert status == 200 and b"samples written to" in body
     after = tree(tmp_path)
     changed = {p for p in after if before.get(p) != after[p]}
     assert {p for p in changed if not p.startswith("reviewed/")} <= {
@@ -246,6 +272,7 @@ def test_sharing_on_the_network_warns_and_the_address_carries_a_token(kinds):
         assert len(srv.token) >= 32
     with review_server(kinds) as srv:
         assert "warning" not in "".join(srv.lines) and srv.url.startswith("http://127.0.0.1:")
+        assert srv.url.endswith(f"/{srv.token}/")
 
 
 def test_a_busy_port_and_a_store_of_another_dataset_are_named(kinds, tmp_path):
@@ -264,6 +291,150 @@ def test_a_busy_port_and_a_store_of_another_dataset_are_named(kinds, tmp_path):
     r = runner.invoke(app, ["review", str(kinds), "--store", str(tmp_path / "s.sqlite")])
     assert r.exit_code == 2 and "another dataset" in r.output
     with review_server(kinds) as srv:
-        port = srv.base.rsplit(":", 1)[1]
+        port = srv.origin.rsplit(":", 1)[1]
         r = runner.invoke(app, ["review", "serve", str(kinds), "--port", port])
         assert r.exit_code == 2 and f"cannot listen on 127.0.0.1:{port}" in r.output
+
+
+def seen_in(body: bytes) -> str:
+    m = re.search(rb'name="seen" value="(-?\d+)"', body)
+    assert m, body[:500]
+    return m.group(1).decode()
+
+
+def test_a_refused_form_keeps_its_version_so_a_later_resubmit_is_still_checked(kinds):
+    with review_server(kinds) as srv:
+        bad = form(verdict="correct", seen="0", reviewer="ana", road_1="  ", road_2="Rue B")
+        status, _, body = srv.request("POST", "/sample/mml-000", bad)
+        assert status == 422 and seen_in(body) == "0"  # made on version 0, still
+        bo = form(verdict="correct", seen="0", reviewer="bo", road_1="Rue Grimaldi", road_2="Rue C")
+        assert srv.request("POST", "/sample/mml-000", bo)[0] == 303
+        fixed = form(verdict="correct", seen="0", reviewer="ana", road_1="Rue A", road_2="Rue B")
+        status, _, body = srv.request("POST", "/sample/mml-000", fixed)
+        assert status == 409 and b"Rue C" in body and seen_in(body) == "1"
+        # an accept after a refused form is checked the same way
+        status, _, _ = srv.request(
+            "POST", "/sample/mml-000", form(verdict="accept", seen="0", reviewer="ana")
+        )
+        assert status == 409
+    assert [(d.reviewer, d.truth_after["road_2"]) for d in decisions(kinds)] == [("bo", "Rue C")]
+
+
+def test_a_conflict_keeps_only_the_fields_this_reviewer_edited(kinds):
+    with review_server(kinds) as srv:
+        bo = {"verdict": "correct", "seen": "0", "reviewer": "bo", "table.atm.count": "5"}
+        assert srv.request("POST", "/sample/mtmf-000", form(**bo))[0] == 303
+        # ana loaded version 0 and changed the bank count only: her form holds atm's old 0
+        ana = {
+            "verdict": "correct",
+            "seen": "0",
+            "reviewer": "ana",
+            "table.bank.count": "3",
+            "table.atm.count": "0",
+            "table.bank.names": "Nordea\n(no name)",
+        }
+        status, _, body = srv.request("POST", "/sample/mtmf-000", form(**ana))
+        html = body.decode()
+        assert status == 409
+        assert re.search(r'name="table\.atm\.count"[^>]*value="5"', html)  # bo's change shown
+        assert re.search(r'name="table\.bank\.count"[^>]*value="3"', html)  # ana's edit kept
+        again = {**ana, "seen": "1", "table.atm.count": "5"}
+        assert srv.request("POST", "/sample/mtmf-000", form(**again))[0] == 303
+    last = decisions(kinds)[-1].truth_after["features"]
+    assert (last["bank"]["count"], last["atm"]["count"]) == (3, 5)
+
+
+def test_a_conflict_on_a_json_edit_keeps_the_keys_it_changed_over_the_new_truth(kinds):
+    with review_server(kinds) as srv:
+        bo = form(verdict="correct", seen="0", reviewer="bo", accepted="Zurich\nZurigo")
+        assert srv.request("POST", "/sample/place_association-000", bo)[0] == 303
+        mine = {"kind": "text", "answer": "Zürich (ZH)", "accepted": ["Zurich"]}
+        ana = form(verdict="correct", seen="0", reviewer="ana", truth_json=json.dumps(mine))
+        status, _, body = srv.request("POST", "/sample/place_association-000", ana)
+        assert status == 409
+        text = html_unescape(
+            re.search(rb'name="truth_json"[^>]*>(.*?)</textarea>', body, re.S).group(1)
+        )
+        merged = json.loads(text)
+        assert merged["answer"] == "Zürich (ZH)" and merged["accepted"] == ["Zurich", "Zurigo"]
+
+
+def html_unescape(b: bytes) -> str:
+    import html
+
+    return html.unescape(b.decode())
+
+
+def test_truths_the_fields_cannot_hold_can_still_be_accepted_rejected_and_fixed(kinds):
+    with review_server(kinds) as srv:
+        empty = {"kind": "road_pair", "road_1": "", "road_2": "Rue B"}
+        step = form(verdict="correct", seen="0", reviewer="a", truth_json=json.dumps(empty))
+        assert srv.request("POST", "/sample/mml-000", step)[0] == 303
+        _, _, body = srv.request("GET", "/sample/mml-000")
+        page_form = dict(re.findall(rb'name="(road_[12])"[^>]*value="([^"]*)"', body))
+        assert page_form == {b"road_1": b"", b"road_2": b"Rue B"}
+        accept = form(verdict="accept", seen="1", reviewer="a", road_1="", road_2="Rue B")
+        assert srv.request("POST", "/sample/mml-000", accept)[0] == 303
+        reject = form(verdict="reject", seen="2", reviewer="a", reason="question ambiguous")
+        assert srv.request("POST", "/sample/mml-000", reject)[0] == 303
+        # after a rejection the history compares with the truth that was shown, not {}
+        fix = form(verdict="correct", seen="3", reviewer="a", road_1="Rue A", road_2="Rue B")
+        assert srv.request("POST", "/sample/mml-000", fix)[0] == 303
+        _, _, body = srv.request("GET", "/sample/mml-000")
+        history = body.decode().split('data-testid="history"')[1]
+        assert (
+            "kind: <code>null</code>" not in history
+            and "road_1: <code>&#34;&#34;</code>" in history
+        )
+
+
+def test_hostile_forms_get_a_clear_answer_never_a_server_error(kinds):
+    with review_server(kinds) as srv:
+        cases = [
+            ("route_geometry_indices-000", {"indices": "0, 2, ²"}, 422, "not a 0-based index"),
+            ("stmf_count-000", {"truth_json": "[" * 50_000}, 422, "not valid JSON"),
+            ("stmf_count-000", {"reason_text": "[" * 50_000, "value": "4"}, 303, ""),
+            ("rle-000", {"seen": "99"}, 400, "lost the version"),
+            ("rle-000", {"seen": "-1"}, 400, "lost the version"),
+            ("rle-000", {"reviewer": "\u200b"}, 422, "is not a name"),
+            ("rle-000", {"reviewer": "a" * 201}, 422, "at most 200"),
+        ]
+        for sid, extra, status, says in cases:
+            fields = {"verdict": "correct", "seen": "0", "reviewer": "ana", **extra}
+            got, _, body = srv.request("POST", f"/sample/{sid}", form(**fields))
+            assert got == status and says in body.decode(), (extra, got, body[:300])
+        got, _, body = srv.request("POST", "/sample/mml-000", "%%%", {"Content-Type": "text/plain"})
+        assert got in (400, 422) or got == 303
+        status, _, body = srv.request("GET", "/sample/nothing")
+        assert status == 404 and body.decode().count("is not a sample of this dataset") == 1
+        status, _, body = srv.request("GET", "/?task=bogus&not_reviewer=nobody")
+        html = body.decode()
+        assert "No sample has task &#39;bogus&#39;." in html and "0 samples match" in html
+        assert '<option value="bogus" selected>bogus (none)</option>' in html
+        for path in ("//evil.example/", "/%2F%2Fevil.example"):
+            status, headers, _ = srv.request("GET", path, token=False)
+            assert status == 403 and "location" not in headers
+
+
+def test_the_export_button_replaces_only_an_earlier_export_of_this_dataset(kinds, tmp_path):
+    from typer.testing import CliRunner
+
+    from cartoqa.cli import app
+
+    victim = tmp_path / "victim"
+    kinds_dataset(victim, copies=2)
+    (victim / "review.sqlite").write_bytes(b"someone's decisions")
+    runner = CliRunner()
+    for target in (victim, kinds, tmp_path, kinds / "images"):
+        r = runner.invoke(app, ["review", str(kinds), "--port", "0", "--export-to", str(target)])
+        assert r.exit_code == 2 and "--export-to" in r.output, (target, r.output)
+    assert (victim / "review.sqlite").read_bytes() == b"someone's decisions"
+    out = tmp_path / "out"
+    with review_server(kinds, "--export-to", str(out)) as srv:
+        assert srv.request("POST", "/export")[0] == 200
+        assert srv.request("POST", "/export")[0] == 200  # its own earlier export: replaced
+        out.rename(tmp_path / "moved")
+        kinds_dataset(out, copies=2)  # someone else's dataset there meanwhile
+        status, _, body = srv.request("POST", "/export")
+        assert status == 409 and b"nothing there was changed" in body
+    assert len(load_dataset(out)) == 28
