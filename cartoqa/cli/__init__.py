@@ -10,6 +10,7 @@ from .audit import audit
 from .build import build
 from .dataset import app as dataset_app
 from .demo import demo
+from .export import export
 from .geo import app as geo_app
 from .gps import app as gps_app
 from .maps import app as maps_app
@@ -37,6 +38,7 @@ app.command()(score)
 app.command(name="score-release")(score_release)
 app.command()(audit)
 app.command()(tasks)
+app.command()(export)
 
 
 def _version(value: bool) -> None:

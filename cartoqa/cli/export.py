@@ -1,0 +1,85 @@
+"""``cartoqa export``: a dataset in another tool's format (``--to hf``: Hugging Face)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from cartoqa.errors import CartoqaError
+
+__all__ = ["FORMATS", "export"]
+
+#: --to value -> what it writes
+FORMATS = {
+    "hf": "Hugging Face datasets: parquet shards per task and split, and a dataset card",
+}
+
+
+def _fail(message: str) -> typer.Exit:
+    typer.echo(f"error: {message}", err=True)
+    return typer.Exit(2)
+
+
+def export(
+    dataset: Annotated[Path, typer.Argument(help="A dataset folder (holds manifest.json).")],
+    out: Annotated[Path, typer.Argument(help="The folder to write the export to.")],
+    to: Annotated[
+        str, typer.Option("--to", help=f"The format: {', '.join(FORMATS)}.", show_default=False)
+    ],
+    overwrite: Annotated[
+        bool,
+        typer.Option(
+            "--overwrite",
+            help="Replace an earlier export at OUT (it stays whole until the new one is "
+            "complete). Other folders are never replaced.",
+        ),
+    ] = False,
+) -> None:
+    """Write DATASET to OUT in another tool's format.
+
+    --to hf: one config per task with the dataset's splits, in files
+    data/<task>/<split>-00000-of-0000N.parquet (at most 5000 rows or about
+    500 MB each); columns id, task, split, question, system, image (tasks
+    with images only), answer, and ground_truth, metadata and provenance as
+    JSON; and the dataset card README.md (configs, licences: odbl for map
+    tasks, cc-by-4.0 for GeoNames data; attribution, provenance, counts).
+    Load it with datasets.load_dataset("OUT", "TASK").  It is written beside
+    OUT and renamed into place at the end: a failure leaves nothing.  Exit
+    status 0 when written, 2 for an unknown format, a dataset that cannot be
+    read, or an OUT that is taken or cannot be written.
+    """
+    if to not in FORMATS:
+        raise _fail(
+            f"--to {to!r} is not a format cartoqa exports to; the formats are: "
+            + "; ".join(f"{k} ({v})" for k, v in FORMATS.items())
+        )
+    from cartoqa.exports.hf import export_hf
+    from cartoqa.stores import load_dataset
+
+    try:
+        ds = load_dataset(dataset)
+        result = export_hf(ds, out, overwrite=overwrite)
+    except CartoqaError as exc:
+        raise _fail(str(exc)) from None
+    typer.echo(
+        f"wrote {ds.manifest.name} ({result.total} samples, {len(result.rows)} configs) "
+        f"as a Hugging Face dataset to {result.out}"
+    )
+    for task, splits in result.rows.items():
+        counts = ", ".join(f"{split} {n}" for split, n in splits.items())
+        typer.echo(f"  {task}: {counts}  [{', '.join(result.licenses[task])}]")
+    shards = sum(1 for f in result.files if f.endswith(".parquet"))
+    typer.echo(f"  {shards} parquet files under data/, the card README.md, cartoqa-export.json")
+    if any("odbl" in v for v in result.licenses.values()):
+        typer.echo("Map data © OpenStreetMap contributors (ODbL).")
+    first = next(iter(result.rows))
+    typer.echo(f'load it with: datasets.load_dataset("{result.out}", "{first}")')
+    if result.replaced:
+        from cartoqa.exports.hf import RELOAD
+
+        typer.echo(
+            "an earlier export was replaced: datasets may serve its rows from its cache; "
+            f"load with {RELOAD} (or a fresh cache_dir)"
+        )
