@@ -5,7 +5,8 @@
 #                                with the core install: what `cartoqa demo` and API runs use.
 #   bash scripts/setup.sh test   the same plus every extra but `gpu`: local (torch, transformers),
 #                                symbols (open_clip), api (anthropic, google-genai), review (fastapi,
-#                                uvicorn: the review tool), dev (pytest...),
+#                                uvicorn: the review tool), export (pyarrow),
+#                                dev (pytest..., datasets),
 #                                and Tesseract (tesseract-ocr, tesseract-ocr-eng) for the `ocr` baseline.
 #
 # Idempotent: a second run checks what is there and installs nothing new.
@@ -19,7 +20,7 @@ VENV=${CARTOQA_VENV:-$ROOT/.venv}
 
 case "$MODE" in
   main) EXTRAS="" ;;
-  test) EXTRAS="local,symbols,api,review,dev" ;;
+  test) EXTRAS="local,symbols,api,review,export,dev" ;;
   *) echo "setup: unknown mode '$MODE'; use 'main' or 'test'" >&2; exit 2 ;;
 esac
 
@@ -91,7 +92,7 @@ venv_step() {
   return 0
 }
 
-test_key() { { cat "$ROOT/pyproject.toml"; echo "extras=local,symbols,api,review,dev"; } | sha256sum | cut -c1-16; }
+test_key() { { cat "$ROOT/pyproject.toml"; echo "extras=local,symbols,api,review,export,dev"; } | sha256sum | cut -c1-16; }
 
 # ------------------------------------------------------------------ npm assets
 npm_step() {

@@ -64,3 +64,4 @@ def test_the_wheel_ships_the_prompt_templates_and_the_review_pages(tmp_path):
         for p in (root / "annotations" / folder).iterdir()
     }
     assert want and review == want
+    assert "cartoqa/reports/references.toml" in names

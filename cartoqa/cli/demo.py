@@ -73,6 +73,23 @@ def demo(
             "MFS (which feature is this legend image) is not in the demo: it needs CLIP "
             "weights; cartoqa build mfs --tasks mfs --clip-checkpoint FILE makes it"
         )
+    # the demo ends with a report of everything it ran
+    from cartoqa.reports import build_report
+
+    try:
+        rep = build_report(
+            [p.dataset.path for p in parts],
+            runs_dir=out / "runs",
+            out=out / "report",
+            models=[m for p in parts for m in p.scores],
+        )
+    except CartoqaError as exc:
+        typer.echo(f"error: the report could not be written: {exc}", err=True)
+        raise typer.Exit(1) from None
+    typer.echo(  # not wrapped: the path is for copying
+        f"report: {rep.files['html']} (tables, 95 % intervals, {len(rep.plots)} plots; "
+        f"also {rep.files['markdown'].name}, {rep.files['csv'].name}, {rep.files['json'].name})"
+    )
 
 
 def _print(part: DemoPart, console: Console) -> None:

@@ -4,20 +4,14 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
 from cartoqa.errors import CartoqaError
-
-if TYPE_CHECKING:
-    from cartoqa.records import Sample, SampleScore
-    from cartoqa.stores import Dataset
-    from cartoqa.stores.scores import Fingerprint
 
 __all__ = ["score", "score_release"]
 
@@ -56,9 +50,8 @@ def score(
     score afresh); a runs folder that cannot be written only means they are
     scored afresh each time.  A store or meta.json that cannot be read is
     reported and left out (exit status 1); the others are still scored."""
-    from cartoqa.scoring import tables_from_scores
-    from cartoqa.stores import ensure_writable_folder, find_runs, load_dataset
-    from cartoqa.stores.scores import fingerprint, scoring_key, store_state
+    from cartoqa.reports.collect import score_runs
+    from cartoqa.stores import ensure_writable_folder, load_dataset
 
     if mode not in ("cartoqa", "original"):
         typer.echo(f"error: --mode {mode!r} is not 'cartoqa' or 'original'", err=True)
@@ -70,43 +63,9 @@ def score(
     except CartoqaError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None
-    infos, problems = find_runs(runs_dir, dataset_sha256=ds.manifest.samples_sha256)
-    key = scoring_key((s.task for s in ds.samples), mode)
-    notes: list[str] = []
-    runs: list[dict] = []
-    for info in infos:
-        if model and info.model not in model:
-            continue
-        state = store_state(info.path)
-        try:
-            with info.open() as store:
-                latest = {k: r.response for k, r in store.latest().items()}
-                torn = store.torn_bytes
-        except CartoqaError as exc:
-            problems.append(f"{exc}; this run is left out")
-            continue
-        if torn:
-            problems.append(
-                f"{info.path}: its last line is incomplete ({torn} bytes, a run killed while "
-                "writing it); scored without it ('cartoqa run' repairs it when it resumes)"
-            )
-        # the bytes the records were read from: None when a run appended meanwhile
-        made_from = fingerprint(info.path, since=state) if state is not None else None
-        scored, note = _run_scores(
-            info.path, ds, latest, made_from, key=key, mode=mode, rescore=rescore
-        )
-        if note:
-            notes.append(note)
-        runs.append(
-            {
-                "run_id": info.run_id,
-                "model": info.model,
-                "settings": info.settings,
-                "dataset": ds.manifest.name,
-                "dataset_sha256": ds.manifest.samples_sha256,
-                "scores": tables_from_scores(scored, ds.samples, latest),
-            }
-        )
+    found = score_runs(ds, runs_dir, models=model, mode=mode, rescore=rescore)
+    notes, problems = found.notes, found.problems
+    runs = [r.summary() for r in found.runs]
     for msg in notes:
         typer.echo(msg, err=True)
     for msg in problems:
@@ -137,40 +96,6 @@ def score(
             console.print(credit)
     if problems:
         raise typer.Exit(1)
-
-
-def _run_scores(
-    store_path: Path,
-    ds: Dataset,
-    latest: Mapping[str, str | None],
-    made_from: Fingerprint | None,
-    *,
-    key: str,
-    mode: str,
-    rescore: bool,
-) -> tuple[dict[str, list[tuple[Sample, SampleScore]]], str | None]:
-    """One run's per-sample scores: the stored ones where fresh, else scored now and stored
-    (not where the store changed while it was read); and a note when they cannot be
-    stored."""
-    from cartoqa.scoring import score_samples
-    from cartoqa.stores.scores import read_scores, write_scores
-
-    sha = ds.manifest.samples_sha256
-    if made_from is not None and not rescore:
-        stored = read_scores(store_path, key, ds.samples, store=made_from, dataset_sha256=sha)
-        if stored is not None:
-            return stored, None
-    scored = score_samples(ds.samples, latest, mode=mode)
-    if made_from is None:
-        return scored, None
-    try:
-        write_scores(store_path, key, scored, mode=mode, store=made_from, dataset_sha256=sha)
-    except OSError as exc:
-        return scored, (
-            f"note: cannot store the scores of {store_path.name} beside it "
-            f"({exc.strerror or exc}); scored afresh, as they will be each time"
-        )
-    return scored, None
 
 
 _CRASH_NOTE = (

@@ -20,6 +20,9 @@ def test_demo_command_scores_every_gps_task_and_resumes(tmp_path):
     oracle, random = (float(c.strip()) for c in rows["gps overall"][1:3])
     assert oracle == 1.0 and random < 0.5
     assert "answered now 180, resumed 0" in first.output and "GeoNames" in first.output
+    # it ends with a report, and says where
+    assert f"report: {tmp_path / 'report' / 'report.html'}" in " ".join(first.output.split())
+    assert (tmp_path / "report" / "plots" / "gps_tracks.png").stat().st_size > 1000
     again = CliRunner().invoke(app, args)
     assert again.exit_code == 0, again.output
     assert "answered now 0, resumed 180" in again.output

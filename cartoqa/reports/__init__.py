@@ -1,0 +1,129 @@
+"""``cartoqa report``: the runs of one or more datasets as paper-style tables and plots.
+
+    result = build_report([Path("nav"), Path("gps")], runs_dir=Path("runs"), out=Path("rep"))
+
+- ``collect``: every run of a dataset, scored (``cartoqa score`` uses it too);
+- ``tables``: per task, models side by side on the headline metrics with 95 %
+  bootstrap intervals, breakdowns by every group key the task declares, answers
+  right, wrong, unreadable and unanswered counted apart, and what the runs used;
+- ``plots``: the PNGs (matplotlib);
+- ``render``: report.md, report.html (self-contained), tables.csv, tables.json;
+- ``references.toml``: the published headline numbers, shown apart and labelled as
+  another dataset's.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from cartoqa.errors import CartoqaError
+
+from .collect import ScoredRun, score_runs
+from .tables import run_label, task_reports, usage
+
+__all__ = ["Report", "build_report", "load_references"]
+
+REFERENCES = Path(__file__).with_name("references.toml")
+
+
+@dataclass
+class Report:
+    out: Path
+    files: dict[str, Path]
+    plots: list[Path]
+    runs: list[ScoredRun]
+    problems: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+def load_references(tasks: Sequence[str]) -> list[dict[str, Any]]:
+    """The published numbers for the papers whose tasks are in ``tasks``."""
+    data = tomllib.loads(REFERENCES.read_text(encoding="utf-8"))
+    out = []
+    for name, ref in data.items():
+        rows = [
+            r for r in ref["rows"] if r["task"] in tasks or (r["task"] == "gps" and "gps" in tasks)
+        ]
+        if rows:
+            out.append({"paper": name, "source": ref["source"], "rows": rows})
+    return out
+
+
+def build_report(
+    datasets: Sequence[Path],
+    *,
+    runs_dir: Path,
+    out: Path,
+    models: Sequence[str] | None = None,
+    bootstrap: int = 1000,
+    seed: int = 0,
+    references: bool = True,
+    on_run: Callable[[str], None] | None = None,
+) -> Report:
+    """Score every run of ``datasets`` under ``runs_dir`` and write the report into
+    ``out`` (created; files there of the same names are replaced)."""
+    from cartoqa.stores import ensure_writable_folder, load_dataset
+
+    from .plots import draw_plots
+    from .render import write_outputs
+
+    loaded = [load_dataset(d) for d in datasets]
+    ensure_writable_folder(out, what="the report")
+    runs: list[ScoredRun] = []
+    problems: list[str] = []
+    notes: list[str] = []
+    for ds in loaded:
+        found = score_runs(ds, runs_dir, models=models, on_run=on_run)
+        if not found.runs:
+            problems.append(
+                f"no readable run of {ds.manifest.name} under {runs_dir}: run one first "
+                f"(cartoqa run {ds.path} --model oracle)"
+            )
+        runs += found.runs
+        problems += found.problems
+        notes += found.notes
+    if not runs:
+        raise CartoqaError("; ".join(problems) or f"no runs under {runs_dir}")
+    reports = task_reports(runs, n_boot=bootstrap, seed=seed)
+    use: dict[str, dict[str, Any]] = {}
+    for run in runs:  # a model's runs of several datasets add up
+        label, u = run_label(run, runs), usage(run)
+        prev = use.get(label)
+        use[label] = {k: _add(prev[k], v) for k, v in u.items()} if prev else u
+    plots = draw_plots(reports, runs, out / "plots")
+    tasks = sorted({t for r in runs for t in r.scored})
+    refs = load_references(tasks) if references else []
+    credits = list(dict.fromkeys(c for ds in loaded for c in ds.manifest.attribution))
+    names = ", ".join(ds.manifest.name for ds in loaded)
+    files = write_outputs(
+        out,
+        title=f"cartoqa report: {names}",
+        reports=reports,
+        usage=use,
+        references=refs,
+        plots=plots,
+        credits=credits,
+        extra={
+            "datasets": [
+                {"name": ds.manifest.name, "samples_sha256": ds.manifest.samples_sha256}
+                for ds in loaded
+            ],
+            "runs": [{"run_id": r.run_id, "model": r.model, "settings": r.settings} for r in runs],
+            "bootstrap": {"resamples": bootstrap, "seed": seed},
+            "gps": {r.model: r.scores["gps"] for r in runs if "gps" in r.scores},
+        },
+    )
+    return Report(out, files, plots, runs, problems, notes)
+
+
+def _add(a: Any, b: Any) -> Any:
+    """Totals add; a mean latency is kept as the first run's (it is per run)."""
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return a + b

@@ -1,0 +1,208 @@
+"""The report's plots (matplotlib, drawn off screen), one PNG each; a plot whose data the
+runs do not have is not drawn.
+
+- ``headlines.png``: each map task's headline metric per model, with its 95 % interval;
+- ``gps_tasks.png``: each GPS task's accuracy per model, with its interval;
+- ``gps_tracks.png``: GPSBench's track scores (Pure, Applied, overall) per model;
+- ``by_zoom.png``: each map task's headline metric by zoom, one line per model;
+- ``srn_by_steps.png``: SRN's SR2 by route length in steps;
+- ``rle_predicted.png``: RLE's predicted length against the true one, log axes, metres
+  and feet side by side;
+- ``count_predicted.png``: STMF counting's predicted count against the true one.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from pathlib import Path
+
+from .collect import ScoredRun
+from .tables import TaskReport
+
+__all__ = ["ATTRIBUTION", "draw_plots"]
+
+ATTRIBUTION = "Map data © OpenStreetMap contributors"
+
+
+def _plt():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _finite(x: float) -> bool:
+    return isinstance(x, int | float) and math.isfinite(x)
+
+
+def _save(fig, path: Path, credit: bool) -> Path:
+    if credit:
+        fig.text(0.99, -0.06, ATTRIBUTION, ha="right", va="top", fontsize=7, color="#555")
+    fig.savefig(path, dpi=110, bbox_inches="tight")
+    _plt().close(fig)
+    return path
+
+
+def _bars(ax, reports: Sequence[TaskReport], labels: list[str]) -> None:
+    width = 0.8 / max(1, len(labels))
+    for j, label in enumerate(labels):
+        xs, ys, lo, hi = [], [], [], []
+        for i, rep in enumerate(reports):
+            row = next((r for r in rep.rows if r.label == label), None)
+            if row is None:
+                continue
+            key = f"{rep.heads[0][0]} · {rep.heads[0][1]}"
+            v = row.values.get(key, float("nan"))
+            a, b = row.intervals.get(key, (float("nan"), float("nan")))
+            if not _finite(v):
+                continue
+            xs.append(i + (j - (len(labels) - 1) / 2) * width)
+            ys.append(v)
+            lo.append(v - a if _finite(a) else 0)
+            hi.append(b - v if _finite(b) else 0)
+        ax.bar(xs, ys, width, yerr=[lo, hi], capsize=2, label=label)
+    ax.set_xticks(range(len(reports)))
+    ax.set_xticklabels(
+        [f"{r.task}\n{r.heads[0][1]}" for r in reports], rotation=45, ha="right", fontsize=8
+    )
+
+
+def draw_plots(reports: Sequence[TaskReport], runs: Sequence[ScoredRun], out: Path) -> list[Path]:
+    """Draw every plot the data allows into ``out``; returns the files."""
+    plt = _plt()
+    from matplotlib.ticker import MaxNLocator, NullFormatter, ScalarFormatter
+
+    out.mkdir(parents=True, exist_ok=True)
+    labels = list(dict.fromkeys(r.label for rep in reports for r in rep.rows))
+    made: list[Path] = []
+    maps = [r for r in reports if r.family == "map"]
+    gps = [r for r in reports if r.family == "gps"]
+
+    if maps:
+        fig, axes = plt.subplots(1, len(maps), figsize=(2.4 * len(maps) + 1, 3.4), squeeze=False)
+        for ax, rep in zip(axes[0], maps, strict=True):
+            _bars(ax, [rep], labels)
+            ax.set_title(rep.task, fontsize=9)
+        axes[0][0].legend(fontsize=8)
+        fig.suptitle("Headline metric per map task (95 % bootstrap intervals)", fontsize=10)
+        made.append(_save(fig, out / "headlines.png", credit=True))
+    if gps:
+        fig, ax = plt.subplots(figsize=(max(6, 0.5 * len(gps) * max(1, len(labels))), 3.8))
+        _bars(ax, gps, labels)
+        ax.legend(fontsize=8)
+        ax.set_ylabel("accuracy")
+        ax.set_title("GPS tasks (95 % bootstrap intervals)", fontsize=10)
+        made.append(_save(fig, out / "gps_tasks.png", credit=False))
+        tracks = [(r.model, r.scores.get("gps", {})) for r in runs if r.scores.get("gps")]
+        if tracks:
+            names = [k for k in ("track=pure", "track=applied", "overall") if k in tracks[0][1]]
+            fig, ax = plt.subplots(figsize=(6, 3.4))
+            width = 0.8 / len(tracks)
+            for j, (model, table) in enumerate(tracks):
+                ax.bar(
+                    [i + (j - (len(tracks) - 1) / 2) * width for i in range(len(names))],
+                    [table[n]["accuracy"] for n in names],
+                    width,
+                    label=model,
+                )
+            ax.set_xticks(range(len(names)))
+            ax.set_xticklabels([n.replace("track=", "") for n in names])
+            ax.set_ylabel("accuracy")
+            ax.set_title("GPSBench tracks", fontsize=10)
+            ax.legend(fontsize=8)
+            made.append(_save(fig, out / "gps_tracks.png", credit=False))
+
+    zoomed = [r for r in maps if any("zoom" in m.breakdowns for m in r.rows)]
+    if zoomed:
+        fig, axes = plt.subplots(
+            1, len(zoomed), figsize=(2.6 * len(zoomed) + 1, 3.2), squeeze=False
+        )
+        for ax, rep in zip(axes[0], zoomed, strict=True):
+            for m in rep.rows:
+                pts = sorted((int(z), v) for z, v in m.breakdowns.get("zoom", {}).items()
+                             if z.isdigit() and _finite(v))  # fmt: skip
+                if pts:
+                    ax.plot(*zip(*pts, strict=True), marker="o", label=m.label)
+            ax.set_title(f"{rep.task}: {rep.heads[0][1]}", fontsize=9)
+            ax.set_xlabel("zoom")
+            ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        axes[0][0].legend(fontsize=7)
+        fig.suptitle("By zoom", fontsize=10)
+        made.append(_save(fig, out / "by_zoom.png", credit=True))
+
+    srn = next((r for r in maps if r.task == "srn"), None)
+    if srn and any(m.breakdowns.get("steps") for m in srn.rows):
+        fig, ax = plt.subplots(figsize=(5, 3.2))
+        for m in srn.rows:
+            pts = sorted((int(k), v) for k, v in m.breakdowns.get("steps", {}).items()
+                         if k.isdigit() and _finite(v))  # fmt: skip
+            if pts:
+                ax.plot(*zip(*pts, strict=True), marker="o", label=m.label)
+        ax.set_xlabel("route length (steps)")
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.set_ylabel("SR2")
+        ax.set_title("SRN: SR2 by route length", fontsize=10)
+        ax.legend(fontsize=8)
+        made.append(_save(fig, out / "srn_by_steps.png", credit=True))
+
+    rle_runs = [r for r in runs if "rle" in r.scored]
+    if rle_runs:
+        fig, axes = plt.subplots(1, 2, figsize=(8, 3.8), squeeze=False)
+        drew = False
+        for ax, unit in zip(axes[0], ("m", "ft"), strict=True):
+            for run in rle_runs:
+                pairs = [
+                    (sc.values.get("truth"), sc.values.get("predicted"))
+                    for s, sc in run.scored["rle"]
+                    if (s.metadata.unit or getattr(s.ground_truth, "unit", None)) == unit
+                ]
+                pos = [(t, p) for t, p in pairs if t and p and _finite(t) and _finite(p)]
+                pos = [(t, p) for t, p in pos if t > 0 and p > 0]
+                if pos:
+                    drew = True
+                    ax.scatter(*zip(*pos, strict=True), s=14, alpha=0.7, label=run.model)
+            ax.set_xscale("log")
+            ax.set_yscale("log")
+            for axis in (ax.xaxis, ax.yaxis):
+                axis.set_major_formatter(ScalarFormatter())
+                axis.set_minor_formatter(NullFormatter())
+            lo, hi = ax.get_xlim()
+            ax.plot([lo, hi], [lo, hi], color="#999", lw=0.8)
+            ax.set_xlabel(f"true length ({unit})")
+            ax.set_ylabel(f"predicted ({unit})")
+            if ax.get_legend_handles_labels()[0]:
+                ax.legend(fontsize=7)
+        fig.suptitle("RLE: predicted against true route length", fontsize=10)
+        if drew:
+            made.append(_save(fig, out / "rle_predicted.png", credit=True))
+        else:
+            plt.close(fig)
+
+    count_runs = [r for r in runs if "stmf_count" in r.scored]
+    if count_runs:
+        fig, ax = plt.subplots(figsize=(4.6, 4))
+        drew = False
+        top = 1.0
+        for j, run in enumerate(count_runs):
+            pairs = [
+                (sc.values.get("truth"), sc.values.get("predicted"))
+                for _, sc in run.scored["stmf_count"]
+            ]
+            found = [(t + 0.06 * j, p) for t, p in pairs if t is not None and p is not None]
+            if found:
+                drew = True
+                top = max(top, *(max(t, p) for t, p in found))
+                ax.scatter(*zip(*found, strict=True), s=16, alpha=0.7, label=run.model)
+        ax.plot([0, top], [0, top], color="#999", lw=0.8)
+        ax.set_xlabel("true count")
+        ax.set_ylabel("predicted count")
+        ax.set_title("STMF counting: predicted against true", fontsize=10)
+        ax.legend(fontsize=7)
+        if drew:
+            made.append(_save(fig, out / "count_predicted.png", credit=True))
+        else:
+            plt.close(fig)
+    return made

@@ -1,0 +1,199 @@
+"""The report written out: ``report.md``, ``report.html`` (self-contained: its images
+inline, it opens offline), ``tables.csv`` (one value a row) and ``tables.json``."""
+
+from __future__ import annotations
+
+import base64
+import csv
+import html
+import json
+import math
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from .tables import LOWER_IS_BETTER, TaskReport
+
+__all__ = ["write_outputs"]
+
+
+def _f(v: Any) -> str:
+    if isinstance(v, float):
+        return "–" if math.isnan(v) else f"{v:.3f}"
+    return "–" if v is None else str(v)
+
+
+def _ci(ci: tuple[float, float] | None) -> str:
+    if not ci or any(math.isnan(x) for x in ci):
+        return ""
+    return f" [{ci[0]:.3f}, {ci[1]:.3f}]"
+
+
+def _md_table(head: list[str], rows: list[list[str]]) -> list[str]:
+    out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    out += ["| " + " | ".join(c.replace("|", "\\|") for c in r) + " |" for r in rows]
+    return out
+
+
+def _sections(
+    reports: Sequence[TaskReport], usage: dict[str, dict], references: list[dict], title: str
+) -> list[tuple[str, list[str], list[list[str]], str]]:
+    """(heading, columns, rows, note) for every table of the report."""
+    out = []
+    for rep in reports:
+        keys = [f"{row} · {m}" for row, _ in rep.heads for m in rep.metrics]
+        heads = {f"{row} · {metric}" for row, metric in rep.heads}
+        cols = ["model", *keys, "n", "right", "wrong", "unreadable", "unanswered"]
+        rows = []
+        for m in rep.rows:
+            cells = [m.label]
+            for k in keys:
+                cells.append(_f(m.values.get(k)) + (_ci(m.intervals.get(k)) if k in heads else ""))
+            o = m.outcomes
+            cells += [str(o["n"]), str(o["right"]), str(o["wrong"]), str(o["unreadable"]),
+                      str(o["unanswered"])]  # fmt: skip
+            rows.append(cells)
+        better = ", ".join(
+            f"{metric}: {'lower' if metric in LOWER_IS_BETTER else 'higher'} is better"
+            for _, metric in rep.heads[:1]
+        )
+        note = (
+            f"Headline: {', '.join(' '.join(h) for h in rep.heads)} with its 95 % bootstrap "
+            f"interval; {better}. Unreadable answers (the scorer could not read them) are "
+            "counted apart from wrong ones."
+        )
+        out.append((f"{rep.task} ({rep.family}, {rep.track})", cols, rows, note))
+        for key in sorted({k for m in rep.rows for k in m.breakdowns}):
+            values = sorted({v for m in rep.rows for v in m.breakdowns.get(key, {})}, key=_order)
+            brows = [[m.label, *(_f(m.breakdowns.get(key, {}).get(v)) for v in values)]
+                     for m in rep.rows]  # fmt: skip
+            out.append((f"{rep.task} by {key}: {rep.heads[0][1]}", ["model", *values], brows, ""))
+    if usage:
+        cols = ["model", "answers", "input tokens", "output tokens", "mean latency (s)", "cost"]
+        rows = [
+            [label, _f(u["answers"]), _f(u["input_tokens"]), _f(u["output_tokens"]),
+             _f(u["mean_latency_s"]), "not recorded" if u["cost"] is None else _f(u["cost"])]
+            for label, u in usage.items()
+        ]  # fmt: skip
+        out.append(("What the runs used", cols, rows, ""))
+    for ref in references:
+        rows = [[r["model"], r["task"], r["metric"], _f(r["value"])] for r in ref["rows"]]
+        out.append(
+            (
+                f"Published numbers: {ref['source']}",
+                ["model", "task", "metric", "value"],
+                rows,
+                "Another dataset's numbers, for scale: not comparable sample by sample.",
+            )
+        )
+    return out
+
+
+def _order(v: str) -> tuple[int, float | str]:
+    try:
+        return (0, float(v.split()[0]))
+    except ValueError:
+        return (1, v)
+
+
+def write_outputs(
+    out: Path,
+    *,
+    title: str,
+    reports: Sequence[TaskReport],
+    usage: dict[str, dict],
+    references: list[dict],
+    plots: list[Path],
+    credits: list[str],
+    extra: dict[str, Any],
+) -> dict[str, Path]:
+    """Write the four outputs into ``out``; returns them by kind."""
+    sections = _sections(reports, usage, references, title)
+    credit = "; ".join(credits) or "Map data © OpenStreetMap contributors"
+    # Markdown
+    md = [f"# {title}", "", credit, ""]
+    for plot in plots:
+        md += [f"![{plot.stem}](plots/{plot.name})", ""]
+    for heading, cols, rows, note in sections:
+        md += [f"## {heading}", "", *_md_table(cols, rows), ""]
+        if note:
+            md += [note, ""]
+    (out / "report.md").write_text("\n".join(md), encoding="utf-8")
+    # HTML: one file, its images inline
+    e = html.escape
+    parts = [
+        "<!doctype html><html lang='en'><head><meta charset='utf-8'>",
+        f"<title>{e(title)}</title><style>body{{font:14px/1.4 system-ui,sans-serif;"
+        "margin:1.5em;max-width:1400px}}table{{border-collapse:collapse;margin:.4em 0 1.2em}}"
+        "td,th{{border-bottom:1px solid #ddd;padding:.15em .6em;text-align:right}}"
+        "td:first-child,th:first-child{{text-align:left}}img{{max-width:100%}}"
+        ".note{{color:#555;font-size:13px}}</style></head><body>",
+        f"<h1>{e(title)}</h1><p>{e(credit)}</p>",
+    ]
+    for plot in plots:
+        data = base64.b64encode(plot.read_bytes()).decode()
+        parts.append(f"<p><img alt='{e(plot.stem)}' src='data:image/png;base64,{data}'></p>")
+    for heading, cols, rows, note in sections:
+        parts.append(f"<h2>{e(heading)}</h2><table><tr>")
+        parts += [f"<th>{e(c)}</th>" for c in cols]
+        parts.append("</tr>")
+        for r in rows:
+            parts.append("<tr>" + "".join(f"<td>{e(c)}</td>" for c in r) + "</tr>")
+        parts.append("</table>")
+        if note:
+            parts.append(f"<p class='note'>{e(note)}</p>")
+    parts.append("</body></html>")
+    (out / "report.html").write_text("".join(parts), encoding="utf-8")
+    # CSV: one value a row
+    with (out / "tables.csv").open("w", newline="", encoding="utf-8") as fh:
+        w = csv.writer(fh)
+        w.writerow(["task", "model", "row", "metric", "value", "ci_low", "ci_high"])
+        for rep in reports:
+            for m in rep.rows:
+                for key, v in m.values.items():
+                    row, _, metric = key.partition(" · ")
+                    lo, hi = m.intervals.get(key, (None, None))
+                    w.writerow([rep.task, m.label, row, metric, v, lo, hi])
+                for k, v in m.outcomes.items():
+                    w.writerow([rep.task, m.label, "outcomes", k, v, None, None])
+                for key, groups in m.breakdowns.items():
+                    for value, v in groups.items():
+                        w.writerow([rep.task, m.label, f"{key}={value}", rep.heads[0][1], v,
+                                    None, None])  # fmt: skip
+    # JSON: everything
+    doc = {
+        "title": title,
+        "attribution": credits,
+        **extra,
+        "tasks": [
+            {
+                "task": rep.task,
+                "family": rep.family,
+                "track": rep.track,
+                "headline": [list(h) for h in rep.heads],
+                "models": [
+                    {
+                        "model": m.label,
+                        "values": m.values,
+                        "intervals": {k: list(v) for k, v in m.intervals.items()},
+                        "outcomes": m.outcomes,
+                        "breakdowns": m.breakdowns,
+                    }
+                    for m in rep.rows
+                ],
+            }
+            for rep in reports
+        ],
+        "usage": usage,
+        "references": references,
+        "plots": [f"plots/{p.name}" for p in plots],
+    }
+    (out / "tables.json").write_text(
+        json.dumps(doc, indent=1, ensure_ascii=False, allow_nan=True), encoding="utf-8"
+    )
+    return {
+        "markdown": out / "report.md",
+        "html": out / "report.html",
+        "csv": out / "tables.csv",
+        "json": out / "tables.json",
+    }

@@ -1,0 +1,202 @@
+"""The report's numbers: per task, models side by side on its headline metrics with a 95 %
+bootstrap interval, its breakdowns, how answers failed, and what the runs used.
+
+- ``headline(task)``: (row, metric) the paper reports first: SRN's SR2, RLE's MAPE
+  per unit (rows "all m" and "all ft"), counting's RMSE, others their first metric.
+- ``bootstrap(rows, spec, row, metric, n, seed)``: the 2.5 and 97.5 percentiles of the
+  metric over ``n`` resamples of the scored samples with replacement (numpy's
+  ``default_rng(seed)``: the same seed, the same interval).
+- ``outcomes(rows)``: right, wrong, unreadable (the scorer could not read the answer)
+  and unanswered (no response), counted apart.
+- ``usage(run)``: answers, input and output tokens, mean latency; cost where the
+  records carry one (none do yet: "not recorded").
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from cartoqa.records import Sample, SampleScore
+from cartoqa.tasks.spec import TaskSpec, get_task
+
+from .collect import ScoredRun
+
+__all__ = [
+    "LOWER_IS_BETTER",
+    "ModelRow",
+    "TaskReport",
+    "bootstrap",
+    "headline",
+    "outcomes",
+    "run_label",
+    "task_reports",
+    "usage",
+]
+
+Rows = Sequence[tuple[Sample, SampleScore]]
+#: metrics where less is better (the rest: more is better)
+LOWER_IS_BETTER = frozenset({"rmse", "mae", "mape", "unanswered"})
+_HEADLINE = {"rle": "mape", "stmf_names": "f1", "mtmf": "rmse", "stmf_count": "rmse"}
+
+
+def headline(task: str, table: dict[str, dict[str, Any]]) -> list[tuple[str, str]]:
+    """The (row, metric) pairs a task is summed up by."""
+    spec = get_task(task)
+    metric = _HEADLINE.get(task) or (spec.metrics[0] if spec else "exact match")
+    if task == "rle":
+        return [(row, metric) for row in table if row.startswith("all ")]
+    return [("all", metric)]
+
+
+def _reduce_at(spec: TaskSpec | None, rows: Rows, row: str, metric: str) -> float:
+    if spec is None:
+        return float("nan")
+    if spec.table is None and row == "all":
+        value = spec.reduce(rows).get(metric)
+    else:
+        value = spec.scores_table(rows).get(row, {}).get(metric)
+    return float(value) if isinstance(value, int | float) else float("nan")
+
+
+def bootstrap(
+    rows: Rows, spec: TaskSpec | None, row: str, metric: str, *, n: int = 1000, seed: int = 0
+) -> tuple[float, float]:
+    """95 % percentile interval of ``metric`` at ``row`` over ``n`` resamples (module
+    docstring); (nan, nan) with fewer than two samples."""
+    if len(rows) < 2 or n < 1:
+        return float("nan"), float("nan")
+    rng = np.random.default_rng(seed)
+    values = []
+    for _ in range(n):
+        pick = rng.integers(0, len(rows), len(rows))
+        v = _reduce_at(spec, [rows[i] for i in pick], row, metric)
+        if not math.isnan(v):
+            values.append(v)
+    if not values:
+        return float("nan"), float("nan")
+    lo, hi = np.percentile(values, [2.5, 97.5])
+    return float(lo), float(hi)
+
+
+def outcomes(rows: Rows) -> dict[str, int]:
+    """How the answers came out: right, wrong, unreadable, unanswered (and n)."""
+    out = {"n": len(rows), "right": 0, "wrong": 0, "unreadable": 0, "unanswered": 0}
+    for _, score in rows:
+        why = score.why or ""
+        if score.correct:
+            out["right"] += 1
+        elif why == "no response":
+            out["unanswered"] += 1
+        elif why.startswith("unreadable"):
+            out["unreadable"] += 1
+        else:
+            out["wrong"] += 1
+    return out
+
+
+def usage(run: ScoredRun) -> dict[str, Any]:
+    """Answers, tokens and latency of a run (None where no record says)."""
+    recs = list(run.records.values())
+
+    def total(name: str) -> int | None:
+        got = [getattr(r, name) for r in recs if getattr(r, name) is not None]
+        return sum(got) if got else None
+
+    lat = [r.latency_s for r in recs if r.latency_s is not None]
+    return {
+        "answers": sum(r.response is not None for r in recs),
+        "input_tokens": total("input_tokens"),
+        "output_tokens": total("output_tokens"),
+        "mean_latency_s": (sum(lat) / len(lat)) if lat else None,
+        "cost": None,  # no adapter records a price yet
+    }
+
+
+@dataclass
+class ModelRow:
+    """One run's line in a task's table."""
+
+    label: str
+    """The model spec, with the run id where one model has several runs."""
+    values: dict[str, float]
+    """"row · metric" -> value, for the headline pairs and every overall metric."""
+    intervals: dict[str, tuple[float, float]]
+    """"row · metric" -> 95 % interval of the headline pairs."""
+    outcomes: dict[str, int]
+    breakdowns: dict[str, dict[str, float]]
+    """Group key -> value ("zoom=17") -> the first headline metric."""
+
+
+@dataclass
+class TaskReport:
+    task: str
+    family: str
+    track: str
+    heads: list[tuple[str, str]]
+    metrics: list[str]
+    rows: list[ModelRow] = field(default_factory=list)
+
+
+def run_label(run: ScoredRun, runs: Sequence[ScoredRun]) -> str:
+    """The model spec, with the run id where the model has several runs of one dataset."""
+    same = [r for r in runs if r.model == run.model and r.dataset_sha256 == run.dataset_sha256]
+    return run.model if len(same) == 1 else f"{run.model} ({run.run_id[:8]})"
+
+
+def task_reports(
+    runs: Sequence[ScoredRun], *, n_boot: int = 1000, seed: int = 0
+) -> list[TaskReport]:
+    """One ``TaskReport`` per task the runs scored, its rows one per run."""
+
+    def family(t: str) -> int:
+        spec = get_task(t)
+        return 1 if spec is not None and spec.family == "gps" else 0
+
+    tasks = sorted({t for r in runs for t in r.scored}, key=lambda t: (family(t), t))
+    out = []
+    for task in tasks:
+        spec = get_task(task)
+        first = next(r for r in runs if task in r.scored)
+        table = first.scores[task]
+        heads = headline(task, table)
+        overall = [m for m in table.get(heads[0][0], {}) if not m.startswith("n")]
+        rep = TaskReport(
+            task,
+            spec.family if spec else "map",
+            spec.track if spec else "",
+            heads,
+            overall,
+        )
+        for run in runs:
+            if task not in run.scored:
+                continue
+            rows = run.scored[task]
+            t = run.scores[task]
+            values: dict[str, float] = {}
+            intervals = {}
+            for row, metric in heads:
+                key = f"{row} · {metric}"
+                intervals[key] = bootstrap(rows, spec, row, metric, n=n_boot, seed=seed)
+                for m in overall:
+                    values[f"{row} · {m}"] = _num(t.get(row, {}).get(m))
+            breakdowns: dict[str, dict[str, float]] = {}
+            metric0 = heads[0][1]
+            for group, vals in t.items():
+                if "=" not in group:
+                    continue
+                key, _, value = group.partition("=")
+                breakdowns.setdefault(key, {})[value] = _num(vals.get(metric0))
+            rep.rows.append(
+                ModelRow(run_label(run, runs), values, intervals, outcomes(rows), breakdowns)
+            )
+        out.append(rep)
+    return out
+
+
+def _num(v: Any) -> float:
+    return float(v) if isinstance(v, int | float) else float("nan")
