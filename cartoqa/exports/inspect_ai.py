@@ -1,0 +1,669 @@
+"""The inspect_ai export (``cartoqa export DATASET --to inspect OUT``): a folder that
+``inspect eval`` runs as it is, scored by cartoqa's own scorers.
+
+::
+
+    OUT/cartoqa_tasks.py     an inspect_ai task module: one @task per cartoqa task of the
+                             dataset (``inspect eval OUT/cartoqa_tasks.py@srn --model ...``)
+    OUT/samples.jsonl        one line per sample: id, task, split, question, system,
+                             images (relative to OUT), target and the sample's full JSON
+    OUT/images/...           the maps the samples show, copied from the dataset
+    OUT/README.md            how to run it, what it reports, the data's credits
+    OUT/cartoqa-export.json  what made it, with each file's SHA-256 (marks the folder as
+                             an inspect export)
+
+Each inspect sample's input is a user message with the map (``ContentImage``) and the
+question (``ContentText``), after the task's system prompt where the sample has one; its
+target is the answer written as the task asks (what cartoqa's ``oracle`` writes); its
+metadata is the sample's metadata and, under ``cartoqa_sample``, the sample's JSON.  The
+module's scorer rebuilds the ``cartoqa.records.Sample`` and scores the model's answer with
+``cartoqa.scoring.score_sample``; its ``cartoqa_metrics`` metric reduces those scores with
+the task's own ``TaskSpec`` (``cartoqa.scoring.tables_from_scores``), so inspect reports
+the numbers ``cartoqa score`` prints for the same answers: the overall row by metric name
+("SR2", "mape"), the breakdowns as "GROUP/METRIC" ("zoom=18/SR2").  Tasks whose scorer
+gives a verdict also get inspect's ``accuracy`` and ``stderr``.
+
+The module needs cartoqa and inspect_ai installed where it runs (never this folder's
+parent); exporting needs neither inspect_ai nor anything else beyond cartoqa.
+
+The export is written into a hidden sibling folder (``.OUT.staging-PID``) and renamed into
+place at the end: an earlier export at OUT stays whole until the new one is complete, and a
+failure leaves nothing behind.  OUT may be new, empty, or (with ``overwrite``) an earlier
+inspect export; any other folder is refused, never deleted.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shutil
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from cartoqa import __version__
+from cartoqa.errors import CartoqaError, DatasetError
+from cartoqa.models.baselines import oracle_answer
+from cartoqa.records import OSM_ATTRIBUTION, Sample
+from cartoqa.stores import Dataset
+from cartoqa.stores._files import (
+    ensure_writable_folder,
+    sha256_file,
+    write_atomic,
+    write_json_atomic,
+)
+from cartoqa.stores._locks import LockBusy, try_lock
+from cartoqa.stores.dataset import _fsync_dir, _swap_in
+
+__all__ = [
+    "EXPORT_MARKER",
+    "IMAGES_DIR",
+    "MODULE_FILE",
+    "README_FILE",
+    "SAMPLES_FILE",
+    "export_inspect",
+]
+
+#: the inspect_ai task module
+MODULE_FILE = "cartoqa_tasks.py"
+#: the samples, one JSON object a line
+SAMPLES_FILE = "samples.jsonl"
+#: the maps, copied from the dataset
+IMAGES_DIR = "images"
+#: how to run it
+README_FILE = "README.md"
+#: marks a folder as a cartoqa export (the Hugging Face export writes one too, with its own
+#: "format"): an export replaces only a folder whose marker names its own format
+EXPORT_MARKER = "cartoqa-export.json"
+FORMAT = "inspect"
+
+
+@dataclass(frozen=True)
+class _Row:
+    sample: Sample
+    images: tuple[tuple[str, str], ...]
+    """(path in the dataset, path in the export) for each image the sample shows."""
+
+
+@dataclass(frozen=True)
+class _TaskInfo:
+    name: str
+    function: str
+    """The Python name of its @task function in the module."""
+    samples: int
+    splits: dict[str, int]
+    verdict: bool
+    """Whether its scorer gives a right/wrong verdict (then inspect's accuracy is shown)."""
+    images: bool
+
+
+def export_inspect(dataset: Dataset, out: str | Path, *, overwrite: bool = False) -> Path:
+    """Write ``dataset`` to ``out`` as an inspect_ai task folder (module docstring); returns
+    the folder.
+
+    Raises ``CartoqaError`` naming the problem and its fix: ``out`` a file or a link, an
+    export already there without ``overwrite``, ``out`` a folder of other files (never
+    replaced, even with ``overwrite``), ``out`` inside the dataset, a sample's image missing
+    or changed since the dataset was made; in each case nothing is left at ``out`` or beside
+    it.  inspect_ai need not be installed to export, only to run the export.
+    """
+    target = Path(out).absolute()
+    _check_apart(dataset, target)
+    rows = _plan(dataset)
+    tasks = _tasks(rows)
+    _check_target(target, overwrite=overwrite)  # before anything is made beside it
+    parent = target.parent
+    ensure_writable_folder(parent, what=f"the export {target.name}", error=CartoqaError)
+    try:
+        lock = try_lock(parent / f".{target.name}.lock")
+    except LockBusy as busy:
+        raise CartoqaError(
+            f"{target} is being written by {busy.holder}; wait for it to finish or choose "
+            "another folder"
+        ) from None
+    except OSError as exc:
+        raise CartoqaError(f"cannot lock {target} for writing: {exc.strerror}") from None
+    try:
+        _check_target(target, overwrite=overwrite)  # again, now that no one else writes it
+        for stale in parent.glob(f".{target.name}.staging-*"):
+            shutil.rmtree(stale, ignore_errors=True)  # a dead export's (we hold the lock)
+        stage = parent / f".{target.name}.staging-{os.getpid()}"
+        stage.mkdir()
+        try:
+            hashes = _write(dataset, rows, tasks, stage)
+            write_json_atomic(stage / EXPORT_MARKER, _marker(dataset, tasks, hashes))
+            folders = {stage / q for p in hashes for q in PurePosixPath(p).parents}
+            for folder in sorted(folders, key=lambda f: len(f.parts), reverse=True):
+                _fsync_dir(folder)
+            _swap_in(stage, target)
+        except BaseException:
+            shutil.rmtree(stage, ignore_errors=True)
+            raise
+    finally:
+        lock.release()
+    return target
+
+
+# -- planning: every sample and image checked before anything is written --------------------
+
+
+def _check_apart(dataset: Dataset, target: Path) -> None:
+    here = dataset.path.resolve()
+    there = target.resolve()
+    if there == here or there.is_relative_to(here) or here.is_relative_to(there):
+        raise CartoqaError(
+            f"the export folder {target} and the dataset {dataset.path} overlap; choose an "
+            "export folder outside the dataset (and not holding it)"
+        )
+
+
+def _export_image_path(rel: str) -> str:
+    """Where an image named ``rel`` in the dataset goes in the export: under images/."""
+    inner = rel[len(IMAGES_DIR) + 1 :] if rel.startswith(IMAGES_DIR + "/") else rel
+    return f"{IMAGES_DIR}/{inner}"
+
+
+def _plan(dataset: Dataset) -> list[_Row]:
+    if not dataset.samples:
+        raise DatasetError(f"{dataset.path} holds no samples; there is nothing to export")
+    placed: dict[str, str] = {}  # export path -> dataset path
+    rows: list[_Row] = []
+    for s in dataset.samples:
+        images: list[tuple[str, str]] = []
+        for rel in s.prompt.images:
+            if not dataset.image_path(rel).is_file():
+                raise DatasetError(
+                    f"sample {s.id!r} names image {rel!r}, which is missing from "
+                    f"{dataset.path}; restore it or build the dataset again "
+                    "('cartoqa dataset info --verify' checks every image)"
+                )
+            dest = _export_image_path(rel)
+            if placed.setdefault(dest, rel) != rel:
+                raise DatasetError(
+                    f"the images {placed[dest]!r} and {rel!r} of {dataset.path} would both be "
+                    f"{dest!r} in the export; rename one of them in the dataset"
+                )
+            images.append((rel, dest))
+        rows.append(_Row(sample=s, images=tuple(images)))
+    return rows
+
+
+def _tasks(rows: Sequence[_Row]) -> list[_TaskInfo]:
+    from cartoqa.scoring import score_sample
+
+    by_task: dict[str, list[Sample]] = {}
+    for row in rows:
+        by_task.setdefault(row.sample.task, []).append(row.sample)
+    out: list[_TaskInfo] = []
+    for task in sorted(by_task):
+        if not re.fullmatch(r"[A-Za-z0-9_]+", task):  # registered tasks are (TaskSpec)
+            raise DatasetError(
+                f"task name {task!r} is not letters, digits and underscores; inspect_ai "
+                "tasks are named after cartoqa's: rename the task"
+            )
+        samples = by_task[task]
+        splits: dict[str, int] = {}
+        for s in samples:
+            splits[s.split] = splits.get(s.split, 0) + 1
+        first = samples[0]
+        verdict = score_sample(first, oracle_answer(first)).correct is not None
+        out.append(
+            _TaskInfo(
+                name=task,
+                function=f"task_{task}",  # shadows none of the module's names
+                samples=len(samples),
+                splits=dict(sorted(splits.items())),
+                verdict=verdict,
+                images=any(s.prompt.images for s in samples),
+            )
+        )
+    return out
+
+
+# -- writing --------------------------------------------------------------------------------
+
+
+def _line(row: _Row) -> dict[str, Any]:
+    s = row.sample
+    return {
+        "id": s.id,
+        "task": s.task,
+        "split": s.split,
+        "question": s.prompt.text,
+        "system": s.prompt.system,
+        "images": [dest for _, dest in row.images],
+        "target": oracle_answer(s),
+        "metadata": s.metadata.model_dump(mode="json", exclude_none=True),
+        "sample": s.model_dump(mode="json"),
+    }
+
+
+def _copy_image(dataset: Dataset, sample: Sample, rel: str, dest: Path) -> str:
+    """Copy one image, checking it against the manifest's hash as it is read; its SHA-256."""
+    src = dataset.image_path(rel)
+    try:
+        data = src.read_bytes()
+    except OSError as exc:
+        raise DatasetError(
+            f"sample {sample.id!r}: cannot read its image {src} ({exc.strerror}); restore it "
+            "or build the dataset again"
+        ) from None
+    digest = hashlib.sha256(data).hexdigest()
+    want = dataset.manifest.images_sha256.get(rel)
+    if want is not None and digest != want:
+        raise DatasetError(
+            f"{src} does not match the dataset's manifest: the image was changed after the "
+            "dataset was made; build the dataset again ('cartoqa dataset info --verify' "
+            "checks every image)"
+        )
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    write_atomic(dest, data)
+    return digest
+
+
+def _write(
+    dataset: Dataset, rows: Sequence[_Row], tasks: Sequence[_TaskInfo], stage: Path
+) -> dict[str, str]:
+    """Write every file of the export into ``stage``; export path -> SHA-256."""
+    hashes: dict[str, str] = {}
+    for row in rows:
+        for rel, dest in row.images:
+            if dest not in hashes:
+                hashes[dest] = _copy_image(dataset, row.sample, rel, stage / dest)
+    lines = "".join(json.dumps(_line(r), ensure_ascii=False) + "\n" for r in rows)
+    data = lines.encode("utf-8")
+    write_atomic(stage / SAMPLES_FILE, data)
+    hashes[SAMPLES_FILE] = hashlib.sha256(data).hexdigest()
+    module = _module(dataset, tasks, hashes[SAMPLES_FILE]).encode("utf-8")
+    write_atomic(stage / MODULE_FILE, module)
+    hashes[MODULE_FILE] = hashlib.sha256(module).hexdigest()
+    write_atomic(stage / README_FILE, _readme(dataset, tasks).encode("utf-8"))
+    hashes[README_FILE] = sha256_file(stage / README_FILE)
+    return dict(sorted(hashes.items()))
+
+
+def _marker(dataset: Dataset, tasks: Sequence[_TaskInfo], hashes: dict[str, str]) -> Any:
+    m = dataset.manifest
+    return {
+        "format": FORMAT,
+        "cartoqa": __version__,
+        "dataset": m.name,
+        "samples_sha256": m.samples_sha256,
+        "tasks": {t.name: t.splits for t in tasks},
+        "files_sha256": hashes,
+    }
+
+
+def _credits(dataset: Dataset) -> list[str]:
+    lines = [OSM_ATTRIBUTION]
+    sources = sorted({s.provenance.source for s in dataset.samples if s.provenance.source})
+    for line in [*dataset.manifest.attribution, *sources]:
+        if line not in lines:
+            lines.append(line)
+    return lines
+
+
+def _readme(dataset: Dataset, tasks: Sequence[_TaskInfo]) -> str:
+    name = dataset.manifest.name
+    first = tasks[0].name
+    rows = "\n".join(
+        f"| `{t.name}` | {t.samples} | {', '.join(f'{k} {v}' for k, v in t.splits.items())} "
+        f"| {'yes' if t.images else 'no'} | `inspect eval cartoqa_tasks.py@{t.name}` |"
+        for t in tasks
+    )
+    credits = "\n".join(f"- {line}" for line in _credits(dataset))
+    licence = (
+        "\nThe map images are rendered from OpenStreetMap data, available under the Open "
+        "Database\nLicense (ODbL 1.0, https://www.openstreetmap.org/copyright).\n"
+        if any(t.images for t in tasks)
+        else ""
+    )
+    return f"""# cartoqa dataset `{name}` for inspect_ai
+
+Map data {OSM_ATTRIBUTION}. This folder is the cartoqa dataset `{name}`
+({len(dataset)} samples) as an [inspect_ai](https://inspect.aisi.org.uk/) task module,
+exported by cartoqa {__version__}. The answers are scored by cartoqa's own scorers, so
+inspect reports the numbers `cartoqa score` prints for the same answers.
+
+## Running it
+
+It needs inspect_ai and cartoqa (cartoqa {__version__}, which exported it, from its checkout:
+`pip install -e /path/to/cartoqa`) installed where it runs, and nothing else outside this
+folder:
+
+```
+pip install inspect-ai
+# one task
+inspect eval cartoqa_tasks.py@{first} --model openai/gpt-4o
+# every task
+inspect eval cartoqa_tasks.py --model anthropic/claude-sonnet-4-0
+# one split of a task
+inspect eval cartoqa_tasks.py@{first} -T split=test --model openai/gpt-4o
+# the logs
+inspect view
+```
+
+Run it from this folder or give the module's path
+(`inspect eval path/to/this/folder/cartoqa_tasks.py@{first}`): the module finds
+`samples.jsonl` and `images/` beside itself.
+
+| task | samples | splits | map image | command |
+|---|---|---|---|---|
+{rows}
+
+## What is asked and how it is scored
+
+Each sample is one user message: the map (where the task shows one) and the question,
+after the task's system prompt where it has one. The target is the answer written as the
+task asks for it (what cartoqa's `oracle` baseline answers; it scores 100%). The scorer
+rebuilds the cartoqa sample from its metadata (`cartoqa_sample`) and scores the model's
+answer with `cartoqa.scoring.score_sample`: the score's value is C or I (the verdict),
+its answer what the scorer read, its explanation why it is not right, its metadata the
+per-sample values and the full cartoqa score (`cartoqa_score`).
+
+Metrics: `accuracy` and `stderr` of the verdicts, and cartoqa's own metrics of the task
+(`cartoqa_metrics`, reduced by the task's `TaskSpec`): the overall row by name (SR2, aSA,
+connectivity for SRN; rmse, mae, mape for RLE per unit and difficulty; ...), and each
+breakdown row as `GROUP/METRIC` (`zoom=18/SR2`), as `cartoqa score` groups them. With
+`--epochs N` cartoqa's metrics pool every epoch's answers.
+
+The scores depend on the installed cartoqa: use the version that exported this folder
+(cartoqa {__version__}); the module warns when another is installed.
+
+## Credits
+
+{credits}
+{licence}"""
+
+
+# -- the task module --------------------------------------------------------------------------
+
+_MODULE_HEAD = '''\
+"""inspect_ai tasks for the cartoqa dataset "{name}", scored by cartoqa's own scorers.
+
+Map data © OpenStreetMap contributors.  Exported by cartoqa {version}; see README.md.
+
+    inspect eval cartoqa_tasks.py@{first} --model openai/gpt-4o
+
+Written by ``cartoqa export --to inspect``: export again rather than edit it (the module
+checks that samples.jsonl is the one it was written with).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import warnings
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+try:
+    import cartoqa
+    from cartoqa.records import Sample as CartoqaSample
+    from cartoqa.records import SampleScore as CartoqaScore
+    from cartoqa.scoring import score_sample, tables_from_scores
+except ImportError as exc:  # pragma: no cover - depends on the environment
+    raise ImportError(
+        "these tasks are scored by cartoqa, which is not installed here: install cartoqa "
+        "{version}, which exported them (pip install -e /path/to/cartoqa)"
+    ) from exc
+
+from inspect_ai import Task, task
+from inspect_ai.dataset import MemoryDataset, Sample
+from inspect_ai.model import (
+    ChatMessage,
+    ChatMessageSystem,
+    ChatMessageUser,
+    Content,
+    ContentImage,
+    ContentText,
+)
+from inspect_ai.scorer import (
+    CORRECT,
+    INCORRECT,
+    NOANSWER,
+    Metric,
+    SampleScore,
+    Score,
+    Scorer,
+    Target,
+    Value,
+    accuracy,
+    metric,
+    scorer,
+    stderr,
+)
+from inspect_ai.solver import TaskState, generate
+
+HERE = Path(__file__).resolve().parent
+SAMPLES = HERE / "samples.jsonl"
+DATASET = {dataset}
+EXPORTED_BY = {exported_by}
+SAMPLES_SHA256 = {samples_sha256}
+#: the credits the data requires, in every log's task metadata
+ATTRIBUTION = {attribution}
+#: task -> whether its scorer gives a verdict (right or wrong), and its samples by split
+TASKS: dict[str, dict[str, Any]] = {{
+{tasks}
+}}
+'''
+
+_MODULE_BODY = '''
+
+if cartoqa.__version__ != EXPORTED_BY:
+    warnings.warn(
+        f"these tasks were exported by cartoqa {{EXPORTED_BY}} and are scored by the installed "
+        f"cartoqa {{cartoqa.__version__}}; a scorer that changed between the two gives other "
+        "numbers (export the dataset again with this cartoqa to be sure)",
+        stacklevel=1,
+    )
+
+
+@cache
+def _lines() -> tuple[dict[str, Any], ...]:
+    """The exported samples, checked against the hash the module was written with."""
+    data = SAMPLES.read_bytes()
+    if hashlib.sha256(data).hexdigest() != SAMPLES_SHA256:
+        raise RuntimeError(
+            f"{{SAMPLES}} is not the file these tasks were exported with (it was changed "
+            "since); export the dataset again with 'cartoqa export --to inspect'"
+        )
+    return tuple(json.loads(line) for line in data.decode("utf-8").splitlines() if line)
+
+
+@cache
+def _positions() -> dict[str, int]:
+    """Sample id -> its place in the dataset: the metrics reduce in the dataset's order,
+    as cartoqa does."""
+    return {{line["id"]: i for i, line in enumerate(_lines())}}
+
+
+def _inspect_sample(line: dict[str, Any]) -> Sample:
+    content: list[Content] = [ContentImage(image=str(HERE / p)) for p in line["images"]]
+    content.append(ContentText(text=line["question"]))
+    messages: list[ChatMessage] = []
+    if line["system"] is not None:
+        messages.append(ChatMessageSystem(content=line["system"]))
+    messages.append(ChatMessageUser(content=content))
+    metadata = dict(line["metadata"])
+    metadata["cartoqa_sample"] = json.dumps(line["sample"], ensure_ascii=False)
+    return Sample(id=line["id"], input=messages, target=line["target"], metadata=metadata)
+
+
+def _cartoqa_sample(metadata: dict[str, Any] | None) -> CartoqaSample:
+    if not metadata or "cartoqa_sample" not in metadata:
+        raise ValueError(
+            "the sample has no cartoqa_sample metadata: these tasks score only samples "
+            "from their own samples.jsonl"
+        )
+    return CartoqaSample.model_validate_json(metadata["cartoqa_sample"])
+
+
+@scorer(metrics=[])
+def cartoqa_scorer() -> Scorer:
+    """The answer scored by cartoqa's scorer of its task (``cartoqa.scoring.score_sample``)."""
+
+    async def score(state: TaskState, target: Target) -> Score:
+        sample = _cartoqa_sample(state.metadata)
+        response = state.output.completion if state.output.choices else None
+        result = score_sample(sample, response)
+        if result.correct is None:
+            value = NOANSWER
+        else:
+            value = CORRECT if result.correct else INCORRECT
+        metadata: dict[str, Any] = dict(result.values)
+        metadata["cartoqa_score"] = result.model_dump(mode="json")
+        return Score(value=value, answer=result.parsed, explanation=result.why, metadata=metadata)
+
+    return score
+
+
+@metric(scores="unreduced")
+def cartoqa_metrics(task: str) -> Metric:
+    """The task's metrics as ``cartoqa score`` computes them: the overall row by name, each
+    breakdown row as "GROUP/METRIC"."""
+
+    def compute(scores: list[SampleScore]) -> Value:
+        positions = _positions()
+        rows = []
+        for s in scores:
+            if s.score.metadata is None or "cartoqa_score" not in s.score.metadata:
+                raise ValueError(
+                    f"sample {{s.sample_id}} was not scored by cartoqa_scorer; "
+                    "cartoqa_metrics reduces only its scores"
+                )
+            sample = _cartoqa_sample(s.sample_metadata)
+            rows.append(
+                (
+                    positions.get(sample.id, len(positions)),
+                    sample,
+                    CartoqaScore.model_validate(s.score.metadata["cartoqa_score"]),
+                )
+            )
+        rows.sort(key=lambda row: row[0])
+        table = tables_from_scores({{task: [(r[1], r[2]) for r in rows]}}, [], {{}}).get(task, {{}})
+        flat: dict[str, float | int | None] = {{}}
+        for group, values in table.items():
+            for name, number in values.items():
+                flat[name if group == "all" else f"{{group}}/{{name}}"] = number
+        return flat
+
+    return compute
+
+
+def cartoqa_task(name: str, split: str | None = None) -> Task:
+    """The inspect task of one cartoqa task (``split``: only its samples of that split)."""
+    info = TASKS[name]
+    lines = [line for line in _lines() if line["task"] == name]
+    if split is not None:
+        lines = [line for line in lines if line["split"] == split]
+        if not lines:
+            raise ValueError(
+                f"task {{name}} has no {{split!r}} samples; its splits: "
+                + ", ".join(sorted(info["splits"]))
+            )
+    metrics: list[Metric] = [cartoqa_metrics(name)]
+    if info["verdict"]:
+        metrics = [accuracy(), stderr(), *metrics]
+    return Task(
+        dataset=MemoryDataset(
+            [_inspect_sample(line) for line in lines],
+            name=f"cartoqa-{{DATASET}}-{{name}}",
+            location=str(SAMPLES),
+        ),
+        solver=generate(),
+        scorer=cartoqa_scorer(),
+        metrics=metrics,
+        metadata={{
+            "cartoqa": cartoqa.__version__,
+            "dataset": DATASET,
+            "task": name,
+            "attribution": ATTRIBUTION,
+        }},
+    )
+
+'''
+
+_MODULE_TASK = '''
+@task(name="{name}")
+def {function}(split: str | None = None) -> Task:
+    """cartoqa's {name} task ({samples} {noun})."""
+    return cartoqa_task("{name}", split)
+'''
+
+
+def _module(dataset: Dataset, tasks: Sequence[_TaskInfo], samples_sha256: str) -> str:
+    # json.dumps writes Python literals here: ASCII strings, and the dicts' keys are strings
+    table = "\n".join(
+        f"    {json.dumps(t.name)}: "
+        f'{{"verdict": {t.verdict}, "splits": {json.dumps(t.splits, sort_keys=True)}}},'
+        for t in tasks
+    )
+    head = _MODULE_HEAD.format(
+        name=re.sub(r"[^A-Za-z0-9 ._-]", "?", dataset.manifest.name),  # safe in a docstring
+        version=__version__,
+        first=tasks[0].name,
+        dataset=json.dumps(dataset.manifest.name),
+        exported_by=json.dumps(__version__),
+        samples_sha256=json.dumps(samples_sha256),
+        attribution=json.dumps(_credits(dataset)),
+        tasks=table,
+    )
+    body = _MODULE_BODY.format()
+    parts = [
+        _MODULE_TASK.format(
+            name=t.name,  # letters, digits and underscores (TaskSpec): a literal as it is
+            function=t.function,
+            samples=t.samples,
+            noun="sample" if t.samples == 1 else "samples",
+        )
+        for t in tasks
+    ]
+    return head + body + "\n".join(parts)
+
+
+# -- the target folder ----------------------------------------------------------------------
+
+
+def _is_export(folder: Path) -> bool:
+    """Whether ``folder`` is an earlier inspect export of cartoqa's (its marker says so and
+    its module is there)."""
+    marker = folder / EXPORT_MARKER
+    if not (marker.is_file() and (folder / MODULE_FILE).is_file()):
+        return False
+    try:
+        info = json.loads(marker.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(info, dict) and info.get("format") == FORMAT
+
+
+def _check_target(target: Path, *, overwrite: bool) -> None:
+    if not target.exists() and not target.is_symlink():
+        return
+    if target.is_symlink():
+        raise CartoqaError(
+            f"{target} is a symbolic link; choose a new folder for the export (cartoqa does "
+            "not replace links)"
+        )
+    if not target.is_dir():
+        raise CartoqaError(f"{target} is a file, not a folder; choose a new folder for the export")
+    if _is_export(target):
+        if not overwrite:
+            raise CartoqaError(
+                f"{target} already holds an inspect export; pass --overwrite to replace it "
+                "(it stays whole until the new one is complete), or choose another folder"
+            )
+        return
+    entries = sorted(p.name for p in target.iterdir())
+    if entries:
+        more = ", ..." if len(entries) > 3 else ""
+        raise CartoqaError(
+            f"{target} holds other files ({', '.join(entries[:3])}{more}), not a cartoqa "
+            "inspect export; choose a new or empty folder (an export replaces only an "
+            "earlier export, never other files, even with --overwrite)"
+        )
