@@ -1,4 +1,4 @@
-"""``cartoqa export``: a dataset in another tool's format (``--to hf``: Hugging Face)."""
+"""``cartoqa export``: a dataset in an evaluation harness's format (``--to``: hf, inspect)."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ __all__ = ["FORMATS", "export"]
 #: --to value -> what it writes
 FORMATS = {
     "hf": "Hugging Face datasets: parquet shards per task and split, and a dataset card",
+    "inspect": "an inspect_ai task folder: one @task per cartoqa task, scored by cartoqa",
 }
 
 
@@ -45,8 +46,14 @@ def export(
     with images only), answer, and ground_truth, metadata and provenance as
     JSON; and the dataset card README.md (configs, licences: odbl for map
     tasks, cc-by-4.0 for GeoNames data; attribution, provenance, counts).
-    Load it with datasets.load_dataset("OUT", "TASK").  It is written beside
-    OUT and renamed into place at the end: a failure leaves nothing.  Exit
+    Load it with datasets.load_dataset("OUT", "TASK").
+
+    --to inspect: an inspect_ai task folder, cartoqa_tasks.py (one task per
+    cartoqa task, scored by cartoqa's scorer), samples.jsonl, images/ and a
+    README; run it with inspect eval OUT/cartoqa_tasks.py@srn --model ...
+
+    Every export is written beside OUT and renamed into place at the end: a
+    failure leaves nothing.  Exit
     status 0 when written, 2 for an unknown format, a dataset that cannot be
     read, or an OUT that is taken or cannot be written.
     """
@@ -55,8 +62,20 @@ def export(
             f"--to {to!r} is not a format cartoqa exports to; the formats are: "
             + "; ".join(f"{k} ({v})" for k, v in FORMATS.items())
         )
-    from cartoqa.exports.hf import export_hf
     from cartoqa.stores import load_dataset
+
+    if to == "inspect":
+        from cartoqa.exports.inspect_ai import export_inspect
+
+        try:
+            folder = export_inspect(load_dataset(dataset), out, overwrite=overwrite)
+        except CartoqaError as exc:
+            raise _fail(str(exc)) from None
+        typer.echo(f"wrote an inspect_ai task folder to {folder}")
+        typer.echo(f"run it with: inspect eval {folder / 'cartoqa_tasks.py'}@TASK --model ...")
+        typer.echo("Map data © OpenStreetMap contributors (ODbL).")
+        return
+    from cartoqa.exports.hf import export_hf
 
     try:
         ds = load_dataset(dataset)
