@@ -36,7 +36,10 @@ def _md_table(head: list[str], rows: list[list[str]]) -> list[str]:
 
 
 def _sections(
-    reports: Sequence[TaskReport], usage: dict[str, dict], references: list[dict], title: str
+    reports: Sequence[TaskReport],
+    usage: dict[str, dict],
+    references: list[dict],
+    gps: dict[str, dict],
 ) -> list[tuple[str, list[str], list[list[str]], str]]:
     """(heading, columns, rows, note) for every table of the report."""
     out = []
@@ -68,6 +71,15 @@ def _sections(
             brows = [[m.label, *(_f(m.breakdowns.get(key, {}).get(v)) for v in values)]
                      for m in rep.rows]  # fmt: skip
             out.append((f"{rep.task} by {key}: {rep.heads[0][1]}", ["model", *values], brows, ""))
+    if gps:
+        rows_ = list(next(iter(gps.values())))
+        cols = ["model", *rows_]
+        rows = [[m, *(_f(t.get(r, {}).get("accuracy")) for r in rows_)] for m, t in gps.items()]
+        note = (
+            "GPSBench's tracks: Pure the mean of its tasks' accuracies, Applied the mean of "
+            "its tasks' and the missing-data probe's, overall the mean of the two."
+        )
+        out.append(("GPSBench tracks: accuracy", cols, rows, note))
     if usage:
         cols = ["model", "answers", "input tokens", "output tokens", "mean latency (s)", "cost"]
         rows = [
@@ -108,7 +120,7 @@ def write_outputs(
     extra: dict[str, Any],
 ) -> dict[str, Path]:
     """Write the four outputs into ``out``; returns them by kind."""
-    sections = _sections(reports, usage, references, title)
+    sections = _sections(reports, usage, references, extra.get("gps") or {})
     credit = "; ".join(credits) or "Map data © OpenStreetMap contributors"
     # Markdown
     md = [f"# {title}", "", credit, ""]

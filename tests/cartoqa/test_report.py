@@ -57,6 +57,7 @@ def test_every_output_is_written_and_the_html_opens_offline(reported):
     md = (rep / "report.md").read_text(encoding="utf-8")
     for p in plots:
         assert f"(plots/{p})" in md
+    assert "## GPSBench tracks: accuracy" in md and "| oracle | 1.000 |" in md
 
 
 def test_the_numbers_are_cartoqa_scores_and_every_task_and_model_is_there(reported):
