@@ -1,0 +1,901 @@
+"""The VLMEvalKit export (``cartoqa export DATASET --to vlmevalkit OUT``): one TSV per task
+in the layout VLMEvalKit reads from ``$LMUData``, a dataset class that asks cartoqa's
+questions and scores the answers with cartoqa's scorers, and a README.
+
+::
+
+    OUT/CartoQA_<task>.tsv   one benchmark per task (the name VLMEvalKit is given, without
+                             ".tsv")
+    OUT/cartoqa_vlmeval.py   the dataset class (``CartoQADataset``) for the open-ended tasks
+    OUT/README.md            how to use them, with the data's attribution
+    OUT/cartoqa-export.json  what made the export, with each file's SHA-256 (marks the
+                             folder as an export)
+
+The columns, as VLMEvalKit documents them: ``index`` (an integer, unique in the file, in
+the dataset's order), ``image`` (the map as base64 PNG; a row that shows an image an
+earlier row already holds has that row's ``index`` instead, which VLMEvalKit resolves, as
+it does any value of 64 characters or fewer; absent in the TSVs of text-only tasks),
+``question`` (the user message, after the system prompt and a blank line where the sample
+has one), ``A``-``E`` (choice tasks only: the options), ``answer`` (the correct letter for
+choice tasks, else the truth's ``answer_text()``), ``category`` (the task),
+``l2-category`` (``KEY=VALUE`` of the first of the task's own breakdown keys that its
+samples carry, as cartoqa's tables name their rows: "zoom=17", "difficulty=easy",
+"feature_type=bank", "category=amenity"), ``split``, then ``cartoqa_id`` (the sample's id)
+and ``cartoqa_sample`` (the whole sample as JSON, which the class scores).
+
+Strings are written quoted (``csv.QUOTE_NONNUMERIC``), so a tab, a newline or a carriage
+return inside a question survives pandas' ``read_csv(sep="\\t")``; the class reads every
+cell as text (``keep_default_na=False``), so an answer of "NA" stays "NA".
+
+The export is written into a hidden sibling folder (``.OUT.staging-PID``) and renamed into
+place at the end, as ``DatasetWriter`` does: an earlier export at OUT stays whole until the
+new one is complete, and a failure leaves nothing behind.  OUT may be new, empty, or (with
+``overwrite``) an earlier VLMEvalKit export; any other folder is refused, never deleted.
+"""
+
+from __future__ import annotations
+
+import base64
+import csv
+import hashlib
+import io
+import json
+import os
+import shutil
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from cartoqa import __version__
+from cartoqa.errors import CartoqaError, DatasetError
+from cartoqa.records import OSM_ATTRIBUTION, ChoiceTruth, Sample
+from cartoqa.stores import Dataset
+from cartoqa.stores._files import (
+    ensure_writable_folder,
+    sha256_file,
+    write_atomic,
+    write_json_atomic,
+)
+from cartoqa.stores._locks import LockBusy, try_lock
+from cartoqa.stores.dataset import _fsync_dir, _swap_in
+
+__all__ = [
+    "CLASS_FILE",
+    "EXPORT_MARKER",
+    "FORMAT",
+    "README_FILE",
+    "export_vlmevalkit",
+    "tsv_name",
+]
+
+#: the dataset class file
+CLASS_FILE = "cartoqa_vlmeval.py"
+#: how to use the export
+README_FILE = "README.md"
+#: the file that marks a folder as a cartoqa export (the Hugging Face export's name too;
+#: its ``format`` tells the two apart)
+EXPORT_MARKER = "cartoqa-export.json"
+#: the marker's ``format``
+FORMAT = "vlmevalkit"
+#: VLMEvalKit reads an ``image`` value this long or shorter as another row's ``index``
+MAX_REFERENCE_CHARS = 64
+#: the most characters Excel keeps in a cell (VLMEvalKit's .xlsx predictions cut longer ones)
+EXCEL_CELL_CHARS = 32767
+#: the option columns VLMEvalKit's multiple-choice datasets read (MFS has five options)
+OPTION_LETTERS = "ABCDE"
+#: rows written to a TSV at a time (their images are held in memory meanwhile)
+_CHUNK_ROWS = 200
+#: breakdown keys tried after a task's own ``group_by``, for ``l2-category``
+_FALLBACK_KEYS = ("zoom", "difficulty", "feature_type")
+_PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+def tsv_name(task: str) -> str:
+    """The TSV of ``task`` ("CartoQA_rle.tsv"); VLMEvalKit's dataset name is its stem."""
+    return f"CartoQA_{task}.tsv"
+
+
+@dataclass
+class _Table:
+    task: str
+    samples: list[Sample]
+    mcq: bool
+    letters: str
+    has_images: bool
+    l2_key: str | None
+
+    @property
+    def name(self) -> str:
+        return tsv_name(self.task)
+
+
+def export_vlmevalkit(dataset: Dataset, out: str | Path, *, overwrite: bool = False) -> list[Path]:
+    """Write ``dataset`` to ``out`` in VLMEvalKit's layout (module docstring); returns the
+    paths written, the TSVs first.
+
+    Raises ``CartoqaError`` naming the problem and its fix: ``out`` a file or a link, an
+    export already there without ``overwrite``, ``out`` a folder of other files (never
+    replaced, even with ``overwrite``), a sample with more than one image, a task whose
+    samples show an image only in part (VLMEvalKit drops the rows without one), a sample's
+    image missing or changed since the dataset was made; in each case nothing is left at
+    ``out`` or beside it.
+    """
+    target = Path(out).absolute()
+    _check_apart(dataset, target)
+    tables = _plan(dataset)  # every image is checked here, before anything is written
+    _check_target(target, overwrite=overwrite)
+    parent = target.parent
+    ensure_writable_folder(parent, what=f"the export {target.name}", error=CartoqaError)
+    try:
+        lock = try_lock(parent / f".{target.name}.lock")
+    except LockBusy as busy:
+        raise CartoqaError(
+            f"{target} is being written by {busy.holder}; wait for it to finish or choose "
+            "another folder"
+        ) from None
+    except OSError as exc:
+        raise CartoqaError(f"cannot lock {target} for writing: {exc.strerror}") from None
+    try:
+        _check_target(target, overwrite=overwrite)  # again, now that no one else writes it
+        for stale in parent.glob(f".{target.name}.staging-*"):
+            shutil.rmtree(stale, ignore_errors=True)  # a dead export's (we hold the lock)
+        stage = parent / f".{target.name}.staging-{os.getpid()}"
+        stage.mkdir()
+        try:
+            hashes: dict[str, str] = {}
+            stats: dict[str, dict[str, int]] = {}
+            for table in tables:
+                path = stage / table.name
+                stats[table.name] = _write_tsv(dataset, table, path)
+                hashes[table.name] = sha256_file(path)
+            write_atomic(stage / CLASS_FILE, _class_file(dataset, tables).encode("utf-8"))
+            hashes[CLASS_FILE] = sha256_file(stage / CLASS_FILE)
+            write_atomic(stage / README_FILE, _readme(dataset, tables, stats).encode("utf-8"))
+            hashes[README_FILE] = sha256_file(stage / README_FILE)
+            write_json_atomic(stage / EXPORT_MARKER, _marker(dataset, tables, stats, hashes))
+            _fsync_dir(stage)
+            _swap_in(stage, target)
+        except BaseException:
+            shutil.rmtree(stage, ignore_errors=True)
+            raise
+    finally:
+        lock.release()
+    names = [t.name for t in tables] + [CLASS_FILE, README_FILE, EXPORT_MARKER]
+    return [target / n for n in names]
+
+
+# -- planning: every check before anything is written ----------------------------------------
+
+
+def _check_apart(dataset: Dataset, target: Path) -> None:
+    here = dataset.path.resolve()
+    there = target.resolve()
+    if there == here or there.is_relative_to(here) or here.is_relative_to(there):
+        raise CartoqaError(
+            f"the export folder {target} and the dataset {dataset.path} overlap; choose an "
+            "export folder outside the dataset (and not holding it)"
+        )
+
+
+def _plan(dataset: Dataset) -> list[_Table]:
+    by_task: dict[str, list[Sample]] = {}
+    for s in dataset.samples:
+        by_task.setdefault(s.task, []).append(s)
+    if not by_task:
+        raise DatasetError(f"{dataset.path} holds no samples; there is nothing to export")
+    tables = []
+    for task in sorted(by_task):
+        samples = by_task[task]
+        with_image = [s for s in samples if s.prompt.images]
+        for s in with_image:
+            if len(s.prompt.images) > 1:
+                raise DatasetError(
+                    f"sample {s.id!r} shows {len(s.prompt.images)} images; the VLMEvalKit "
+                    "export writes one image per row (every cartoqa task shows one)"
+                )
+            _check_image(dataset, s)
+        if with_image and len(with_image) < len(samples):
+            bare = next(s for s in samples if not s.prompt.images)
+            raise DatasetError(
+                f"task {task!r} shows images with {len(with_image)} of its {len(samples)} "
+                f"samples (sample {bare.id!r} has none); VLMEvalKit drops the rows of an "
+                "image benchmark that have no image, so the export would not ask them.  "
+                "Build the dataset again, or drop those samples"
+            )
+        mcq = all(isinstance(s.ground_truth, ChoiceTruth) for s in samples)
+        letters = OPTION_LETTERS[:4]
+        if mcq:
+            used = {k for s in samples for k in _options(s)}
+            extra = sorted(used - set(OPTION_LETTERS))
+            if extra:
+                raise DatasetError(
+                    f"task {task!r} has options lettered {', '.join(extra)}; VLMEvalKit's "
+                    f"multiple-choice columns are {', '.join(OPTION_LETTERS)}"
+                )
+            letters = "".join(x for x in OPTION_LETTERS if x in used or x in letters)
+        tables.append(
+            _Table(
+                task=task,
+                samples=samples,
+                mcq=mcq,
+                letters=letters,
+                has_images=bool(with_image),
+                l2_key=_l2_key(task, samples),
+            )
+        )
+    return tables
+
+
+def _options(sample: Sample) -> dict[str, str]:
+    truth = sample.ground_truth
+    return truth.options if isinstance(truth, ChoiceTruth) else {}
+
+
+def _check_image(dataset: Dataset, sample: Sample) -> None:
+    rel = sample.prompt.images[0]
+    if not dataset.image_path(rel).is_file():
+        raise DatasetError(
+            f"sample {sample.id!r} names image {rel!r}, which is missing from "
+            f"{dataset.path}; restore it or build the dataset again "
+            "('cartoqa dataset info --verify' checks every image)"
+        )
+
+
+def _l2_key(task: str, samples: Sequence[Sample]) -> str | None:
+    """The first of the task's breakdown keys (its spec's ``group_by``, then zoom,
+    difficulty, feature type) that any of its samples carries."""
+    from cartoqa.tasks.spec import _group_value, get_task
+
+    spec = get_task(task)
+    own = [k for k in (spec.group_by if spec is not None else ()) if k != "split"]
+    for key in (*own, *_FALLBACK_KEYS):
+        if any(_group_value(s, key) is not None for s in samples):
+            return key
+    return None
+
+
+def _l2_value(sample: Sample, key: str) -> str:
+    from cartoqa.tasks.spec import _group_value
+
+    return f"{key}={_group_value(sample, key)}"
+
+
+# -- the target folder ------------------------------------------------------------------------
+
+
+def _marker_format(folder: Path) -> str | None:
+    """The ``format`` of a cartoqa export's marker in ``folder``, or None where there is none."""
+    marker = folder / EXPORT_MARKER
+    if not (marker.is_file() and (folder / README_FILE).is_file()):
+        return None
+    try:
+        info = json.loads(marker.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    fmt = info.get("format") if isinstance(info, dict) else None
+    return fmt if isinstance(fmt, str) else None
+
+
+def _check_target(target: Path, *, overwrite: bool) -> None:
+    if not target.exists() and not target.is_symlink():
+        return
+    if target.is_symlink():
+        raise CartoqaError(
+            f"{target} is a symbolic link; choose a new folder for the export (cartoqa does "
+            "not replace links)"
+        )
+    if not target.is_dir():
+        raise CartoqaError(f"{target} is a file, not a folder; choose a new folder for the export")
+    fmt = _marker_format(target)
+    if fmt == FORMAT:
+        if not overwrite:
+            raise CartoqaError(
+                f"{target} already holds a VLMEvalKit export; pass --overwrite to replace it "
+                "(it stays whole until the new one is complete), or choose another folder"
+            )
+        return
+    if fmt is not None:
+        raise CartoqaError(
+            f"{target} holds a cartoqa export in the {fmt!r} format, not a VLMEvalKit one; "
+            "choose another folder (an export replaces only an earlier export of its own "
+            "format, even with --overwrite)"
+        )
+    entries = sorted(p.name for p in target.iterdir())
+    if entries:
+        more = ", ..." if len(entries) > 3 else ""
+        raise CartoqaError(
+            f"{target} holds other files ({', '.join(entries[:3])}{more}), not a cartoqa "
+            "VLMEvalKit export; choose a new or empty folder (an export replaces only an "
+            "earlier export, never other files, even with --overwrite)"
+        )
+
+
+# -- writing ------------------------------------------------------------------------------------
+
+
+def _columns(table: _Table) -> list[str]:
+    cols = ["index"]
+    if table.has_images:
+        cols.append("image")
+    cols.append("question")
+    if table.mcq:
+        cols += list(table.letters)
+    cols += ["answer", "category"]
+    if table.l2_key is not None:
+        cols.append("l2-category")
+    cols += ["split", "cartoqa_id", "cartoqa_sample"]
+    return cols
+
+
+def _question(sample: Sample) -> str:
+    """The prompt as one text: the system prompt, a blank line, the user message."""
+    p = sample.prompt
+    return f"{p.system}\n\n{p.text}" if p.system else p.text
+
+
+def _png_base64(dataset: Dataset, sample: Sample) -> tuple[str, str]:
+    """(base64 of the image as PNG, SHA-256 of those PNG bytes)."""
+    rel = sample.prompt.images[0]
+    path = dataset.image_path(rel)
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise DatasetError(
+            f"sample {sample.id!r}: cannot read its image {path} ({exc.strerror}); "
+            "restore it or build the dataset again"
+        ) from None
+    want = dataset.manifest.images_sha256.get(rel)
+    if want is not None and hashlib.sha256(data).hexdigest() != want:
+        raise DatasetError(
+            f"{path} does not match the dataset's manifest: the image was changed after the "
+            "dataset was made; build the dataset again ('cartoqa dataset info --verify' "
+            "checks every image)"
+        )
+    if not data.startswith(_PNG_MAGIC):
+        data = _as_png(data, path)
+    encoded = base64.b64encode(data).decode("ascii")
+    if len(encoded) <= MAX_REFERENCE_CHARS:  # no real PNG is this small
+        raise DatasetError(f"{path} is too small to be an image ({len(data)} bytes)")
+    return encoded, hashlib.sha256(data).hexdigest()
+
+
+def _as_png(data: bytes, path: Path) -> bytes:
+    from PIL import Image, UnidentifiedImageError
+
+    try:
+        with Image.open(io.BytesIO(data)) as im:
+            buf = io.BytesIO()
+            im.save(buf, "PNG")
+    except (UnidentifiedImageError, OSError) as exc:
+        raise DatasetError(
+            f"{path} is not an image PIL can read ({exc}); build the dataset again"
+        ) from None
+    return buf.getvalue()
+
+
+def _write_tsv(dataset: Dataset, table: _Table, path: Path) -> dict[str, int]:
+    import pandas as pd
+
+    cols = _columns(table)
+    first_row: dict[str, int] = {}  # PNG SHA-256 -> index of the row holding its base64
+    rows: list[dict[str, Any]] = []
+    with open(path, "w", encoding="utf-8", newline="") as f:
+
+        def flush(header: bool) -> None:
+            frame = pd.DataFrame(rows, columns=cols)
+            frame.to_csv(
+                f,
+                sep="\t",
+                index=False,
+                header=header,
+                lineterminator="\n",
+                quoting=csv.QUOTE_NONNUMERIC,
+            )
+            rows.clear()
+
+        header = True
+        for index, s in enumerate(table.samples):
+            row: dict[str, Any] = {"index": index}
+            if table.has_images:
+                encoded, digest = _png_base64(dataset, s)
+                if digest in first_row:
+                    row["image"] = str(first_row[digest])
+                else:
+                    first_row[digest] = index
+                    row["image"] = encoded
+            row["question"] = _question(s)
+            truth = s.ground_truth
+            if table.mcq:
+                assert isinstance(truth, ChoiceTruth)
+                for letter in table.letters:
+                    row[letter] = truth.options.get(letter, "")
+                row["answer"] = truth.answer
+            else:
+                row["answer"] = truth.answer_text()
+            row["category"] = s.task
+            if table.l2_key is not None:
+                row["l2-category"] = _l2_value(s, table.l2_key)
+            row["split"] = s.split
+            row["cartoqa_id"] = s.id
+            row["cartoqa_sample"] = s.model_dump_json()
+            rows.append(row)
+            if len(rows) >= _CHUNK_ROWS:
+                flush(header)
+                header = False
+        if rows or header:
+            flush(header)
+        f.flush()
+        os.fsync(f.fileno())
+    return {"rows": len(table.samples), "images": len(first_row)}
+
+
+def _marker(
+    dataset: Dataset,
+    tables: Sequence[_Table],
+    stats: dict[str, dict[str, int]],
+    hashes: dict[str, str],
+) -> Any:
+    m = dataset.manifest
+    return {
+        "format": FORMAT,
+        "cartoqa": __version__,
+        "dataset": m.name,
+        "samples_sha256": m.samples_sha256,
+        "tsvs": {
+            t.name: {"task": t.task, "mcq": t.mcq, "l2-category": t.l2_key, **stats[t.name]}
+            for t in tables
+        },
+        "files_sha256": dict(sorted(hashes.items())),
+    }
+
+
+# -- the attribution -----------------------------------------------------------------------
+
+
+def _credits(dataset: Dataset, tables: Sequence[_Table]) -> list[str]:
+    """The lines of credit the data requires: OpenStreetMap's where a task shows maps, then
+    the manifest's lines and the sources the samples name ("A; B": one line each)."""
+    credits: list[str] = []
+    if any(t.has_images for t in tables):
+        credits.append(OSM_ATTRIBUTION)
+    sources = sorted({s.provenance.source for s in dataset.samples if s.provenance.source})
+    for src in (*dataset.manifest.attribution, *sources):
+        for line in (" ".join(x.split()) for x in src.split("; ")):
+            if line and line not in credits:
+                credits.append(line)
+    if OSM_ATTRIBUTION not in credits:
+        credits.insert(0, OSM_ATTRIBUTION)  # shown with every result of OSM data
+    return credits
+
+
+def _readme(dataset: Dataset, tables: Sequence[_Table], stats: dict[str, dict[str, int]]) -> str:
+    m = dataset.manifest
+    name = " ".join(m.name.split()) or "dataset"
+    open_ended = [t for t in tables if not t.mcq]
+    mcq = [t for t in tables if t.mcq]
+    lines = [
+        f"# cartoqa for VLMEvalKit: {name}",
+        "",
+        f"The {len(dataset.samples)} questions of the cartoqa dataset `{name}` "
+        f"(samples.jsonl SHA-256 `{m.samples_sha256}`), exported by cartoqa {__version__} "
+        "as VLMEvalKit benchmarks: one TSV per task.",
+        "",
+        "## Attribution",
+        "",
+        "Map data © OpenStreetMap contributors, under the Open Database License "
+        "(https://www.openstreetmap.org/copyright)"
+        + (
+            ": every map image here is rendered from it."
+            if any(t.has_images for t in tables)
+            else ".  The credits the dataset records:"
+        ),
+        "",
+        *(f"- {line}" for line in _credits(dataset, tables)),
+        "",
+        "## Files",
+        "",
+        "| benchmark (`--data`) | task | rows | images stored | kind | l2-category |",
+        "| --- | --- | ---: | ---: | --- | --- |",
+    ]
+    for t in tables:
+        st = stats[t.name]
+        kind = "multiple choice" if t.mcq else "open-ended"
+        images = str(st["images"]) if t.has_images else "text only"
+        lines.append(
+            f"| {t.name.removesuffix('.tsv')} | {t.task} | {st['rows']} | {images} | {kind} | "
+            f"{t.l2_key or '-'} |"
+        )
+    lines += [
+        "",
+        "## Use",
+        "",
+        "1. Put the TSVs where VLMEvalKit reads its data, `$LMUData` (`~/LMUData` when the "
+        'variable is unset): `cp CartoQA_*.tsv "$LMUData"/`.',
+        "2. Install cartoqa in VLMEvalKit's environment (the class scores with it).",
+        "3. Register the class: copy `cartoqa_vlmeval.py` into `VLMEvalKit/vlmeval/dataset/`, "
+        "and in `vlmeval/dataset/__init__.py` add `from .cartoqa_vlmeval import "
+        "CartoQADataset` and put `CartoQADataset` in the `IMAGE_DATASET` list.",
+    ]
+    example = (open_ended or mcq)[0].name.removesuffix(".tsv")
+    lines += [
+        f"4. Run: `python run.py --data {example} --model MODEL` "
+        "(several `--data` names at once are fine).",
+        "",
+    ]
+    if open_ended:
+        lines += [
+            "The class serves the open-ended benchmarks ("
+            + ", ".join(f"`{t.name.removesuffix('.tsv')}`" for t in open_ended)
+            + "). It sends each question exactly as cartoqa asks it "
+            "(`force_use_dataset_prompt`, so models do not rewrite it) with the map as a PNG, "
+            "and its `evaluate` scores each `prediction` with cartoqa's scorer: it returns "
+            "the task's overall row of `cartoqa.scoring.score_run` (the numbers `cartoqa "
+            "score` gives for the same answers) and writes the whole table, breakdowns "
+            "included, beside the predictions file as `<predictions>_cartoqa_score.json`. "
+            "No judge model is used; an empty prediction counts as no answer.  VLMEvalKit "
+            "writes predictions as .xlsx unless `PRED_FORMAT=tsv` (or `json`) is set, and "
+            "Excel keeps at most 32,767 characters a cell: the class reads the samples from "
+            "the TSV then, but a longer answer reaches the scorer cut (it warns).",
+            "",
+        ]
+    if mcq:
+        names = ", ".join(f"`{t.name.removesuffix('.tsv')}`" for t in mcq)
+        lines += [
+            f"The multiple-choice benchmarks ({names}) need no registration: VLMEvalKit runs "
+            "a TSV with `A`, `B`, ... columns as a custom multiple-choice benchmark, with its "
+            "own prompt (the options listed again) and its own answer matching.  For "
+            "cartoqa's scores of those predictions, call "
+            "`cartoqa_vlmeval.score_predictions(PREDICTIONS_FILE)`.",
+            "",
+        ]
+    lines += [
+        "## Columns",
+        "",
+        "- `index`: the row's number, unique in its TSV, in the dataset's order",
+        "- `image`: the map, base64 PNG; a row showing an image an earlier row already holds "
+        "has that row's `index` instead (VLMEvalKit resolves values of 64 characters or "
+        "fewer so); absent in text-only tasks",
+        "- `question`: the sample's system prompt, a blank line, then its question "
+        "(the question alone where it has no system prompt)",
+        "- `A`-`E`: the options (multiple-choice tasks)",
+        "- `answer`: the correct letter (multiple choice), else the ground truth written as "
+        "an answer in its kind's format (`FINAL ANSWER: ...`)",
+        "- `category`: the task; `l2-category`: `KEY=VALUE` of the task's first breakdown "
+        "key (the table above), as cartoqa names the rows of its tables",
+        "- `split`: train, dev or test; `cartoqa_id`: the sample's id; `cartoqa_sample`: the "
+        "whole sample as JSON (what the class scores)",
+        "",
+        "GPSBench's track scores (the means over GPS tasks) need every GPS task's answers "
+        "at once: score those with `cartoqa score`, or give `score_predictions` the "
+        "list of every GPS task's predictions files.",
+    ]
+    if m.warnings:
+        lines += ["", "## Warnings", ""]
+        lines += [f"- {' '.join(w.split())}" for w in m.warnings]
+    return "\n".join(lines) + "\n"
+
+
+# -- the dataset class ------------------------------------------------------------------------
+
+
+def _class_file(dataset: Dataset, tables: Sequence[_Table]) -> str:
+    tsvs = {t.name.removesuffix(".tsv"): t.task for t in tables}
+    open_ended = tuple(n for n, t in zip(tsvs, tables, strict=True) if not t.mcq)
+    export = {
+        "dataset": dataset.manifest.name,
+        "samples_sha256": dataset.manifest.samples_sha256,
+        "cartoqa": __version__,
+    }
+    name = " ".join(dataset.manifest.name.split()) or "dataset"
+    values = {
+        "@NAME@": name.replace("\\", "/").replace('"', "'"),
+        "@VERSION@": __version__,
+        "@TSV_TASKS@": _py(tsvs),
+        "@OPEN_ENDED@": _py(open_ended),
+        "@ATTRIBUTION@": _py(tuple(_credits(dataset, tables))),
+        "@EXPORT@": _py(export),
+    }
+    text = _CLASS_TEMPLATE
+    for key, value in values.items():
+        text = text.replace(key, value)
+    return text
+
+
+def _py(value: tuple[str, ...] | dict[str, str]) -> str:
+    """A Python literal of a tuple or dict of strings, laid out as ruff formats it (JSON's
+    string syntax is Python's)."""
+
+    def q(x: str) -> str:
+        return json.dumps(x, ensure_ascii=False)
+
+    if isinstance(value, dict):
+        items = "".join(f"\n    {q(k)}: {q(v)}," for k, v in value.items())
+        return f"{{{items}\n}}" if value else "{}"
+    if len(value) == 1:
+        return f"({q(value[0])},)"
+    items = "".join(f"\n    {q(x)}," for x in value)
+    return f"({items}\n)" if value else "()"
+
+
+_CLASS_TEMPLATE = '''\
+"""cartoqa's benchmarks in VLMEvalKit: the dataset class of the export of the cartoqa
+dataset "@NAME@" (written by cartoqa @VERSION@, ``cartoqa export --to vlmevalkit``).
+
+Map data © OpenStreetMap contributors (https://www.openstreetmap.org/copyright).
+
+``CartoQADataset(NAME)`` reads ``$LMUData/NAME.tsv`` (NAME: "CartoQA_<task>"), asks each
+question as cartoqa words it, with its map as a PNG, and scores the model's predictions
+with cartoqa's own scorer (cartoqa must be installed beside VLMEvalKit).  Inside
+VLMEvalKit it derives from ``ImageBaseDataset``; where vlmeval cannot be imported it
+derives from ``object`` and still loads, prompts and scores.  ``score_predictions(FILE)``
+scores a predictions file with no TSV at hand (any task of the export, multiple choice
+included).  README.md beside this file says how to register the class.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import math
+import os
+import warnings
+from typing import Any, ClassVar
+
+import pandas as pd
+
+try:  # within VLMEvalKit
+    from vlmeval.dataset.image_base import ImageBaseDataset as _Base
+except ImportError:  # without it: the same class on a plain base
+    _Base = object
+
+#: benchmark name (the TSV's stem) -> cartoqa task, for every TSV of the export
+TSV_TASKS: dict[str, str] = @TSV_TASKS@
+#: the open-ended benchmarks, the ones this class serves in VLMEvalKit
+OPEN_ENDED: tuple[str, ...] = @OPEN_ENDED@
+#: the credits the data requires, shown with every result
+ATTRIBUTION: tuple[str, ...] = @ATTRIBUTION@
+#: the cartoqa dataset exported
+EXPORT: dict[str, str] = @EXPORT@
+#: the benchmark a bare ``CartoQADataset()`` reads
+DEFAULT = (OPEN_ENDED or tuple(TSV_TASKS))[0]
+#: an ``image`` value this long or shorter names the ``index`` of the row holding the image
+REFERENCE_CHARS = 64
+#: the most characters Excel keeps in a cell (VLMEvalKit's .xlsx predictions cut longer ones)
+EXCEL_CELL_CHARS = 32767
+
+
+def lmudata_root() -> str:
+    """VLMEvalKit's data folder: $LMUData where that folder exists, else ~/LMUData."""
+    root = os.environ.get("LMUData")  # noqa: SIM112 (VLMEvalKit's name)
+    if root and os.path.isdir(root):
+        return root
+    root = os.path.join(os.path.expanduser("~"), "LMUData")
+    os.makedirs(root, exist_ok=True)
+    return root
+
+
+def read_table(path: str) -> pd.DataFrame:
+    """A TSV, CSV, Excel or JSON (records) file with every cell as the text written ("NA"
+    stays "NA", an empty cell is "")."""
+    suffix = os.path.splitext(str(path))[1].lower()
+    options: dict[str, Any] = {"dtype": str, "keep_default_na": False}
+    if suffix == ".tsv":
+        return pd.read_csv(path, sep="\\t", **options)
+    if suffix == ".csv":
+        return pd.read_csv(path, **options)
+    if suffix in (".xlsx", ".xls"):
+        return pd.read_excel(path, **options)
+    if suffix == ".json":  # VLMEvalKit's PRED_FORMAT=json: a list of records
+        with open(path, encoding="utf-8") as f:
+            records = json.load(f)
+        rows = [{k: "" if v is None else str(v) for k, v in r.items()} for r in records]
+        return pd.DataFrame(rows, dtype=str)
+    raise ValueError(
+        f"{path}: cannot read a {suffix or 'no-suffix'} file; give .tsv, .csv, .xlsx or .json"
+    )
+
+
+def resolve_images(frame: pd.DataFrame) -> pd.DataFrame:
+    """Replace each ``image`` that names another row's ``index`` by that row's image."""
+    if "image" not in frame:
+        return frame
+    keys = [str(x).strip() for x in frame["index"]]
+    held = dict(zip(keys, (str(x) for x in frame["image"]), strict=True))
+    images = []
+    for key in keys:
+        value = held[key]
+        if len(value) <= REFERENCE_CHARS:
+            value = held.get(value.strip(), "")
+            if len(value) <= REFERENCE_CHARS:
+                raise ValueError(
+                    f"row {key}: its image names row {held[key]!r}, which holds no image"
+                )
+        images.append(value)
+    frame = frame.copy()
+    frame["image"] = images
+    return frame
+
+
+def _clean(value: Any) -> Any:
+    """NaN as None, for JSON."""
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _clean(v) for k, v in value.items()}
+    return value
+
+
+def _overall(table: dict[str, dict[str, float]]) -> dict[str, float]:
+    """A task's overall row ("all"); a task with one per unit (RLE: "all m", "all ft") gives
+    each metric of each, as "METRIC (all m)"."""
+    if "all" in table:
+        return dict(table["all"])
+    return {
+        f"{metric} ({group})": value
+        for group, row in table.items()
+        if group.startswith("all ")
+        for metric, value in row.items()
+    }
+
+
+def _sample(sample_id: str, texts: list[Any]) -> Any:
+    from cartoqa.records import Sample
+
+    for text in texts:
+        if not isinstance(text, str) or not text:
+            continue
+        try:
+            sample = Sample.model_validate_json(text)
+        except ValueError:
+            continue
+        if sample.id == sample_id:
+            return sample
+    raise ValueError(
+        f"sample {sample_id!r}: its cartoqa_sample is missing or not a whole sample (Excel "
+        "keeps at most 32,767 characters in a cell); evaluate through CartoQADataset, which "
+        "reads the TSV, or write the predictions as TSV"
+    )
+
+
+def score_predictions(
+    eval_file: str | list[str], data: pd.DataFrame | None = None
+) -> dict[str, Any]:
+    """Score predictions files (a TSV's columns and ``prediction``) with cartoqa.
+
+    Each row's sample is rebuilt from its ``cartoqa_sample`` (or, where that cell did not
+    survive, from the row of the same ``cartoqa_id`` in ``data``, the TSV), each
+    ``prediction`` scored by ``cartoqa.scoring.score_sample`` (an empty one as no answer),
+    each file's rows in ``index`` order.  Returns the overall row of each task's table of
+    ``cartoqa.scoring.score_run`` (metric -> value; "TASK: metric" where the files hold
+    several tasks) and writes the whole tables beside the (first) file
+    (``_cartoqa_score.json``), with GPSBench's track scores where the files hold more than
+    one task (give the files of every GPS task for the published track scores).
+    """
+    from cartoqa.scoring import score_run
+
+    files = [eval_file] if isinstance(eval_file, str | os.PathLike) else list(eval_file)
+    backup: dict[str, Any] = {}
+    if data is not None and "cartoqa_sample" in data:
+        ids = (str(x) for x in data["cartoqa_id"])
+        backup = dict(zip(ids, data["cartoqa_sample"], strict=True))
+    samples, responses, cut = [], {}, []
+    for path in files:
+        frame = read_table(path)
+        missing = [c for c in ("cartoqa_id", "prediction") if c not in frame]
+        if missing:
+            raise ValueError(
+                f"{path} has no {' or '.join(missing)} column; score the predictions file "
+                "VLMEvalKit wrote for a CartoQA benchmark (the TSV's columns and 'prediction')"
+            )
+        if "index" in frame:
+            frame = frame.assign(_order=[int(str(x)) for x in frame["index"]])
+            frame = frame.sort_values("_order", kind="stable")
+        cells = frame["cartoqa_sample"] if "cartoqa_sample" in frame else [""] * len(frame)
+        rows = zip(frame["cartoqa_id"], cells, frame["prediction"], strict=True)
+        for sid, cell, prediction in rows:
+            sid = str(sid)
+            if sid in responses:
+                raise ValueError(f"{path}: sample {sid!r} is predicted twice; keep one row")
+            samples.append(_sample(sid, [cell, backup.get(sid)]))
+            text = "" if prediction is None else str(prediction)
+            if len(text) == EXCEL_CELL_CHARS and str(path).lower().endswith((".xlsx", ".xls")):
+                cut.append(sid)
+            responses[sid] = text if text != "" else None
+    if not samples:
+        raise ValueError(f"{', '.join(map(str, files))}: no predictions to score")
+    if cut:
+        warnings.warn(
+            f"{len(cut)} predictions (first {cut[0]!r}) are {EXCEL_CELL_CHARS} characters long, "
+            "Excel's limit: they were probably cut when the file was written; run VLMEvalKit "
+            "with PRED_FORMAT=tsv (or json) to score them whole",
+            stacklevel=2,
+        )
+    tables = score_run(samples, responses)
+    tasks = [t for t in tables if t != "gps"]
+    if len(tasks) == 1:
+        tables.pop("gps", None)  # one task's track score is its own accuracy again
+    result: dict[str, Any] = {}
+    for task in tasks:
+        row = _overall(tables[task])
+        result.update(row if len(tasks) == 1 else {f"{task}: {k}": v for k, v in row.items()})
+    out = os.path.splitext(str(files[0]))[0] + "_cartoqa_score.json"
+    report = {"attribution": list(ATTRIBUTION), "export": EXPORT, "scores": _clean(tables)}
+    with open(out, "w", encoding="utf-8") as f:
+        json.dump(report, f, indent=2, ensure_ascii=False)
+        f.write("\\n")
+    return result
+
+
+class CartoQADataset(_Base):
+    """One CartoQA benchmark (a TSV of the export), asked and scored as cartoqa does."""
+
+    MODALITY = "IMAGE"
+    TYPE = "VQA"
+    DATASET_URL: ClassVar[dict[str, str]] = {n: "" for n in OPEN_ENDED}  # local: no fetch
+    DATASET_MD5: ClassVar[dict[str, str | None]] = {n: None for n in OPEN_ENDED}
+    #: VLMEvalKit then sends the question as written here, whatever the model's own prompts
+    force_use_dataset_prompt = True
+
+    def __init__(self, dataset: str = DEFAULT, skip_noimg: bool = False) -> None:
+        if _Base is not object:
+            super().__init__(dataset=dataset, skip_noimg=skip_noimg)
+        else:
+            self.dataset_name = dataset
+            self.img_root = os.path.join(lmudata_root(), "images", dataset)
+            self.data = self.load_data(dataset)
+        self.data = resolve_images(self.data)
+        self.task = TSV_TASKS.get(dataset)
+
+    @classmethod
+    def supported_datasets(cls) -> list[str]:
+        return list(OPEN_ENDED)
+
+    def load_data(self, dataset: str) -> pd.DataFrame:
+        path = os.path.join(lmudata_root(), f"{dataset}.tsv")
+        if not os.path.isfile(path):
+            raise FileNotFoundError(
+                f"{path} is missing: copy {dataset}.tsv from the cartoqa export into "
+                "$LMUData (or point LMUData at the export folder)"
+            )
+        frame = read_table(path)
+        frame["index"] = [int(str(x)) for x in frame["index"]]
+        return frame
+
+    def __len__(self) -> int:
+        return len(self.data)
+
+    def dump_image(self, line: Any) -> list[str]:
+        """The row's image written as a PNG under ``img_root``, named by its SHA-256 (rows
+        showing one image share one file; a file never goes stale): [its path]."""
+        value = str(line["image"])
+        if len(value) <= REFERENCE_CHARS:
+            rows = self.data[[str(x) == value.strip() for x in self.data["index"]]]
+            value = str(rows["image"].iloc[0])
+        data = base64.b64decode(value)
+        os.makedirs(self.img_root, exist_ok=True)
+        path = os.path.join(self.img_root, hashlib.sha256(data).hexdigest()[:32] + ".png")
+        if not os.path.isfile(path):
+            tmp = f"{path}.{os.getpid()}.tmp"
+            with open(tmp, "wb") as f:
+                f.write(data)
+            os.replace(tmp, path)
+        return [path]
+
+    def build_prompt(self, line: Any) -> list[dict[str, str]]:
+        """[the map (where the task shows one), the question as cartoqa asks it]."""
+        if isinstance(line, int):
+            line = self.data.iloc[line]
+        msgs = []
+        image = line.get("image")
+        if isinstance(image, str) and image:
+            msgs += [{"type": "image", "value": p} for p in self.dump_image(line)]
+        msgs.append({"type": "text", "value": str(line["question"])})
+        return msgs
+
+    def evaluate(self, eval_file: str, **judge_kwargs: Any) -> dict[str, Any]:
+        """cartoqa's scores of a predictions file (``score_predictions``); no judge model is
+        used, so ``judge_kwargs`` are ignored."""
+        return score_predictions(eval_file, getattr(self, "data", None))
+'''
