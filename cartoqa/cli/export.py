@@ -1,4 +1,5 @@
-"""``cartoqa export``: a dataset in an evaluation harness's format (``--to``: hf, inspect)."""
+"""``cartoqa export``: a dataset in an evaluation harness's format (``--to``: hf, inspect,
+vlmevalkit)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ __all__ = ["FORMATS", "export"]
 FORMATS = {
     "hf": "Hugging Face datasets: parquet shards per task and split, and a dataset card",
     "inspect": "an inspect_ai task folder: one @task per cartoqa task, scored by cartoqa",
+    "vlmevalkit": "VLMEvalKit TSVs, one per task, and a dataset class scored by cartoqa",
 }
 
 
@@ -48,6 +50,11 @@ def export(
     tasks, cc-by-4.0 for GeoNames data; attribution, provenance, counts).
     Load it with datasets.load_dataset("OUT", "TASK").
 
+    --to vlmevalkit: one VLMEvalKit TSV per task (OUT/CartoQA_<task>.tsv:
+    index, image as base64, question, A-E for MFS, answer, category,
+    l2-category, split, cartoqa_id, cartoqa_sample) and cartoqa_vlmeval.py,
+    a dataset class for the open-ended tasks scored by cartoqa.
+
     --to inspect: an inspect_ai task folder, cartoqa_tasks.py (one task per
     cartoqa task, scored by cartoqa's scorer), samples.jsonl, images/ and a
     README; run it with inspect eval OUT/cartoqa_tasks.py@srn --model ...
@@ -73,6 +80,18 @@ def export(
             raise _fail(str(exc)) from None
         typer.echo(f"wrote an inspect_ai task folder to {folder}")
         typer.echo(f"run it with: inspect eval {folder / 'cartoqa_tasks.py'}@TASK --model ...")
+        typer.echo("Map data © OpenStreetMap contributors (ODbL).")
+        return
+    if to == "vlmevalkit":
+        from cartoqa.exports.vlmevalkit import export_vlmevalkit
+
+        try:
+            files = export_vlmevalkit(load_dataset(dataset), out, overwrite=overwrite)
+        except CartoqaError as exc:
+            raise _fail(str(exc)) from None
+        tsvs = [f for f in files if f.suffix == ".tsv"]
+        typer.echo(f"wrote {len(tsvs)} VLMEvalKit TSVs and cartoqa_vlmeval.py to {out}")
+        typer.echo(f"copy the TSVs into $LMUData; {out / 'README.md'} says how to register it")
         typer.echo("Map data © OpenStreetMap contributors (ODbL).")
         return
     from cartoqa.exports.hf import export_hf
