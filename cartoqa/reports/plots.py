@@ -5,10 +5,11 @@ runs do not have is not drawn.
 - ``gps_tasks.png``: each GPS task's accuracy per model, with its interval;
 - ``gps_tracks.png``: GPSBench's track scores (Pure, Applied, overall) per model;
 - ``by_zoom.png``: each map task's headline metric by zoom, one line per model;
-- ``srn_by_steps.png``: SRN's SR2 by route length in steps;
-- ``rle_predicted.png``: RLE's predicted length against the true one, log axes, metres
-  and feet side by side;
-- ``count_predicted.png``: STMF counting's predicted count against the true one.
+- ``<task>_by_steps.png``: a task that breaks down by route length in steps (SRN's
+  SR2);
+- ``<task>_predicted.png``: a task whose scores hold predicted quantities, predicted
+  against true, one panel per unit asked (RLE's metres and feet), log axes where the
+  truths span more than a factor of ten (RLE's lengths; counts stay linear).
 """
 
 from __future__ import annotations
@@ -73,7 +74,7 @@ def _bars(ax, reports: Sequence[TaskReport], labels: list[str]) -> None:
 def draw_plots(reports: Sequence[TaskReport], runs: Sequence[ScoredRun], out: Path) -> list[Path]:
     """Draw every plot the data allows into ``out``; returns the files."""
     plt = _plt()
-    from matplotlib.ticker import MaxNLocator, NullFormatter, ScalarFormatter
+    from matplotlib.ticker import MaxNLocator
 
     out.mkdir(parents=True, exist_ok=True)
     labels = list(dict.fromkeys(r.label for rep in reports for r in rep.rows))
@@ -133,76 +134,74 @@ def draw_plots(reports: Sequence[TaskReport], runs: Sequence[ScoredRun], out: Pa
         fig.suptitle("By zoom", fontsize=10)
         made.append(_save(fig, out / "by_zoom.png", credit=True))
 
-    srn = next((r for r in maps if r.task == "srn"), None)
-    if srn and any(m.breakdowns.get("steps") for m in srn.rows):
+    for rep in maps:  # a task that breaks down by route length in steps (SRN)
+        if not any(m.breakdowns.get("steps") for m in rep.rows):
+            continue
         fig, ax = plt.subplots(figsize=(5, 3.2))
-        for m in srn.rows:
+        for m in rep.rows:
             pts = sorted((int(k), v) for k, v in m.breakdowns.get("steps", {}).items()
                          if k.isdigit() and _finite(v))  # fmt: skip
             if pts:
                 ax.plot(*zip(*pts, strict=True), marker="o", label=m.label)
+        metric = rep.heads[0][1]
         ax.set_xlabel("route length (steps)")
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-        ax.set_ylabel("SR2")
-        ax.set_title("SRN: SR2 by route length", fontsize=10)
+        ax.set_ylabel(metric)
+        ax.set_title(f"{rep.task}: {metric} by route length", fontsize=10)
         ax.legend(fontsize=8)
-        made.append(_save(fig, out / "srn_by_steps.png", credit=True))
+        made.append(_save(fig, out / f"{rep.task}_by_steps.png", credit=True))
 
-    rle_runs = [r for r in runs if "rle" in r.scored]
-    if rle_runs:
-        fig, axes = plt.subplots(1, 2, figsize=(8, 3.8), squeeze=False)
-        drew = False
-        for ax, unit in zip(axes[0], ("m", "ft"), strict=True):
-            for run in rle_runs:
-                pairs = [
-                    (sc.values.get("truth"), sc.values.get("predicted"))
-                    for s, sc in run.scored["rle"]
-                    if (s.metadata.unit or getattr(s.ground_truth, "unit", None)) == unit
-                ]
-                pos = [(t, p) for t, p in pairs if t and p and _finite(t) and _finite(p)]
-                pos = [(t, p) for t, p in pos if t > 0 and p > 0]
-                if pos:
-                    drew = True
-                    ax.scatter(*zip(*pos, strict=True), s=14, alpha=0.7, label=run.model)
+    for rep in maps:  # tasks that predict a quantity: predicted against true
+        path = _predicted(plt, rep.task, [r for r in runs if rep.task in r.scored], out)
+        if path is not None:
+            made.append(path)
+    return made
+
+
+def _predicted(plt, task: str, runs: Sequence[ScoredRun], out: Path) -> Path | None:
+    """Predicted against true, per unit where the samples ask in several (RLE's metres and
+    feet), on log axes where the truths span more than a factor of ten; None where the
+    task's scores hold no predicted quantities (or only yes/no ones)."""
+    from matplotlib.ticker import NullFormatter, ScalarFormatter
+
+    def unit(s) -> str:
+        return s.metadata.unit or getattr(s.ground_truth, "unit", None) or ""
+
+    pts: dict[str, dict[str, list[tuple[float, float]]]] = {}
+    for run in runs:
+        for s, sc in run.scored[task]:
+            t, p = sc.values.get("truth"), sc.values.get("predicted")
+            if t is not None and p is not None and _finite(t) and _finite(p):
+                pts.setdefault(unit(s), {}).setdefault(run.model, []).append((t, p))
+    truths = {t for by in pts.values() for xs in by.values() for t, _ in xs}
+    if len(truths) <= 2 and truths <= {0.0, 1.0}:
+        return None  # yes/no answers: nothing to plot
+    if not truths:
+        return None
+    units = sorted(pts)
+    fig, axes = plt.subplots(1, len(units), figsize=(4.2 * len(units), 3.8), squeeze=False)
+    for ax, u in zip(axes[0], units, strict=True):
+        every = [x for xs in pts[u].values() for x in xs]
+        positive = [x for x in every if x[0] > 0 and x[1] > 0]
+        ts = [t for t, _ in positive]
+        log = bool(ts) and max(ts) > 10 * min(ts)
+        for model, xs in pts[u].items():
+            shown = [x for x in xs if x[0] > 0 and x[1] > 0] if log else xs
+            if shown:
+                ax.scatter(*zip(*shown, strict=True), s=14, alpha=0.7, label=model)
+        lo = min(min(t, p) for t, p in (positive if log else every))
+        hi = max(max(t, p) for t, p in (positive if log else every))
+        ax.plot([lo, hi], [lo, hi], color="#999", lw=0.8)
+        if log:
             ax.set_xscale("log")
             ax.set_yscale("log")
             for axis in (ax.xaxis, ax.yaxis):
                 axis.set_major_formatter(ScalarFormatter())
                 axis.set_minor_formatter(NullFormatter())
-            lo, hi = ax.get_xlim()
-            ax.plot([lo, hi], [lo, hi], color="#999", lw=0.8)
-            ax.set_xlabel(f"true length ({unit})")
-            ax.set_ylabel(f"predicted ({unit})")
-            if ax.get_legend_handles_labels()[0]:
-                ax.legend(fontsize=7)
-        fig.suptitle("RLE: predicted against true route length", fontsize=10)
-        if drew:
-            made.append(_save(fig, out / "rle_predicted.png", credit=True))
-        else:
-            plt.close(fig)
-
-    count_runs = [r for r in runs if "stmf_count" in r.scored]
-    if count_runs:
-        fig, ax = plt.subplots(figsize=(4.6, 4))
-        drew = False
-        top = 1.0
-        for j, run in enumerate(count_runs):
-            pairs = [
-                (sc.values.get("truth"), sc.values.get("predicted"))
-                for _, sc in run.scored["stmf_count"]
-            ]
-            found = [(t + 0.06 * j, p) for t, p in pairs if t is not None and p is not None]
-            if found:
-                drew = True
-                top = max(top, *(max(t, p) for t, p in found))
-                ax.scatter(*zip(*found, strict=True), s=16, alpha=0.7, label=run.model)
-        ax.plot([0, top], [0, top], color="#999", lw=0.8)
-        ax.set_xlabel("true count")
-        ax.set_ylabel("predicted count")
-        ax.set_title("STMF counting: predicted against true", fontsize=10)
-        ax.legend(fontsize=7)
-        if drew:
-            made.append(_save(fig, out / "count_predicted.png", credit=True))
-        else:
-            plt.close(fig)
-    return made
+        suffix = f" ({u})" if u else ""
+        ax.set_xlabel(f"true{suffix}")
+        ax.set_ylabel(f"predicted{suffix}")
+        if ax.get_legend_handles_labels()[0]:
+            ax.legend(fontsize=7)
+    fig.suptitle(f"{task}: predicted against true", fontsize=10)
+    return _save(fig, out / f"{task}_predicted.png", credit=True)

@@ -1,8 +1,8 @@
 """The report's numbers: per task, models side by side on its headline metrics with a 95 %
 bootstrap interval, its breakdowns, how answers failed, and what the runs used.
 
-- ``headline(task)``: (row, metric) the paper reports first: SRN's SR2, RLE's MAPE
-  per unit (rows "all m" and "all ft"), counting's RMSE, others their first metric.
+- ``headline(task)``: (row, metric) the task is summed up by: its spec's ``headline``
+  or first metric, on each overall row (RLE has one per unit: "all m", "all ft").
 - ``bootstrap(rows, spec, row, metric, n, seed)``: the 2.5 and 97.5 percentiles of the
   metric over ``n`` resamples of the scored samples with replacement (numpy's
   ``default_rng(seed)``: the same seed, the same interval).
@@ -41,16 +41,15 @@ __all__ = [
 Rows = Sequence[tuple[Sample, SampleScore]]
 #: metrics where less is better (the rest: more is better)
 LOWER_IS_BETTER = frozenset({"rmse", "mae", "mape", "unanswered"})
-_HEADLINE = {"rle": "mape", "stmf_names": "f1", "mtmf": "rmse", "stmf_count": "rmse"}
 
 
 def headline(task: str, table: dict[str, dict[str, Any]]) -> list[tuple[str, str]]:
-    """The (row, metric) pairs a task is summed up by."""
+    """The (row, metric) pairs a task is summed up by: its spec's ``headline`` (else its
+    first metric) on each overall row ("all", or one per unit: "all m", "all ft")."""
     spec = get_task(task)
-    metric = _HEADLINE.get(task) or (spec.metrics[0] if spec else "exact match")
-    if task == "rle":
-        return [(row, metric) for row in table if row.startswith("all ")]
-    return [("all", metric)]
+    metric = (spec.headline or spec.metrics[0]) if spec else "exact match"
+    rows = [row for row in table if row == "all" or row.startswith("all ")]
+    return [(row, metric) for row in rows or ["all"]]
 
 
 def _reduce_at(spec: TaskSpec | None, rows: Rows, row: str, metric: str) -> float:

@@ -569,6 +569,7 @@ def _register() -> None:
             reduce=rle_metrics_rows,
             table=rle_table,
             metrics=("rmse", "mae", "mape", "r2", "unanswered"),
+            headline="mape",
             group_by=("difficulty", "unit"),
             answer_space={"low": 0, "high": 2000},
         )

@@ -586,6 +586,7 @@ def _register() -> None:
             answer_format=format_names,
             reduce=mf.names_metrics,
             metrics=("precision", "recall", "f1", "fuzzy_f1", "unanswered"),
+            headline="f1",
             group_by=("feature_type", "zoom"),
             **common,
         )

@@ -147,6 +147,9 @@ class TaskSpec:
     ..."), for a task defined outside the package; the built-in tasks' wording is in
     ``cartoqa/tasks/prompts/*.toml``.  They join the package's (``cartoqa.tasks.templates``),
     and ``--prompts FILE`` may replace them like any other."""
+    headline: str = ""
+    """The metric a report sums the task up by (with its interval); "": the first of
+    ``metrics``."""
     version: str = "1"
     """The scorer's version: bump when the scorer's arithmetic changes (stored scores made
     by another version are then computed afresh)."""

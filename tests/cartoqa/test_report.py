@@ -50,7 +50,8 @@ def test_every_output_is_written_and_the_html_opens_offline(reported):
     assert "http://" not in page and "https://" not in page and "<link" not in page
     assert "© OpenStreetMap contributors" in page
     plots = sorted(p.name for p in (rep / "plots").glob("*.png"))
-    assert {"headlines.png", "count_predicted.png", "rle_predicted.png"} <= set(plots)
+    assert {"headlines.png", "stmf_count_predicted.png", "rle_predicted.png"} <= set(plots)
+    assert "stmf_presence_predicted.png" not in plots  # yes/no answers: no scatter
     for p in (rep / "plots").glob("*.png"):
         lo, hi = Image.open(p).convert("L").getextrema()
         assert hi - lo > 100, p.name
