@@ -1,5 +1,5 @@
 """``cartoqa export``: a dataset in an evaluation harness's format (``--to``: hf, inspect,
-vlmevalkit)."""
+vlmevalkit, lmms-eval)."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ FORMATS = {
     "hf": "Hugging Face datasets: parquet shards per task and split, and a dataset card",
     "inspect": "an inspect_ai task folder: one @task per cartoqa task, scored by cartoqa",
     "vlmevalkit": "VLMEvalKit TSVs, one per task, and a dataset class scored by cartoqa",
+    "lmms-eval": "an lmms-eval task folder (--include_path): one task per cartoqa task",
 }
 
 
@@ -55,6 +56,10 @@ def export(
     l2-category, split, cartoqa_id, cartoqa_sample) and cartoqa_vlmeval.py,
     a dataset class for the open-ended tasks scored by cartoqa.
 
+    --to lmms-eval: a task folder for lmms-eval --include_path OUT: one
+    YAML per task (cartoqa_<task>), the group cartoqa, utils.py scoring with
+    cartoqa's scorers, and the Hugging Face export in OUT/data.
+
     --to inspect: an inspect_ai task folder, cartoqa_tasks.py (one task per
     cartoqa task, scored by cartoqa's scorer), samples.jsonl, images/ and a
     README; run it with inspect eval OUT/cartoqa_tasks.py@srn --model ...
@@ -80,6 +85,20 @@ def export(
             raise _fail(str(exc)) from None
         typer.echo(f"wrote an inspect_ai task folder to {folder}")
         typer.echo(f"run it with: inspect eval {folder / 'cartoqa_tasks.py'}@TASK --model ...")
+        typer.echo("Map data © OpenStreetMap contributors (ODbL).")
+        return
+    if to == "lmms-eval":
+        from cartoqa.exports.lmms_eval import export_lmms_eval
+
+        try:
+            folder = export_lmms_eval(load_dataset(dataset), out, overwrite=overwrite)
+        except CartoqaError as exc:
+            raise _fail(str(exc)) from None
+        typer.echo(f"wrote lmms-eval tasks (group cartoqa) to {folder}")
+        typer.echo(
+            f"run them with: lmms-eval --model ... --include_path {folder} --tasks cartoqa "
+            "(lmms-eval 0.7.3 needs filelock<4)"
+        )
         typer.echo("Map data © OpenStreetMap contributors (ODbL).")
         return
     if to == "vlmevalkit":
