@@ -27,28 +27,19 @@ new one is complete, and a failure leaves nothing behind.  OUT may be new, empty
 
 from __future__ import annotations
 
-import hashlib
 import json
-import os
-import shutil
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from cartoqa import __version__
-from cartoqa.errors import CartoqaError, DatasetError, MissingDependencyError
+from cartoqa.errors import DatasetError, MissingDependencyError
+from cartoqa.exports import folder
 from cartoqa.models.baselines import oracle_answer
 from cartoqa.records import OSM_ATTRIBUTION, Sample
 from cartoqa.stores import Dataset
-from cartoqa.stores._files import (
-    ensure_writable_folder,
-    sha256_file,
-    write_atomic,
-    write_json_atomic,
-)
-from cartoqa.stores._locks import LockBusy, try_lock
-from cartoqa.stores.dataset import _fsync_dir, _swap_in
+from cartoqa.stores._files import sha256_file, write_atomic
 
 __all__ = [
     "CARD_FILE",
@@ -70,6 +61,8 @@ MAX_SHARD_ROWS = 5000
 MAX_SHARD_BYTES = 500_000_000
 #: rows per parquet row group (what the Hub's viewer reads at once)
 ROW_GROUP_ROWS = 100
+#: an earlier export is one whose marker says "hf", with its card beside it
+FORMAT = folder.ExportFormat("hf", "Hugging Face", EXPORT_MARKER, beside=(CARD_FILE,))
 
 _SPLIT_ORDER = ("train", "dev", "test")
 _OSM_LICENCE_NOTE = "Open Database License (ODbL 1.0, https://www.openstreetmap.org/copyright)"
@@ -159,49 +152,21 @@ def export_hf(
     pa, pq = _pyarrow()
     if max_shard_rows < 1 or max_shard_bytes < 1:
         raise ValueError("max_shard_rows and max_shard_bytes must be at least 1")
-    target = Path(out).absolute()
-    _check_apart(dataset, target)
+    target = folder.export_target(dataset, out)
     configs = _plan(dataset, max_shard_rows, max_shard_bytes)  # every image checked here
-    _check_target(target, overwrite=overwrite)  # before anything is made beside it
-    parent = target.parent
-    ensure_writable_folder(parent, what=f"the export {target.name}", error=CartoqaError)
-    try:
-        lock = try_lock(parent / f".{target.name}.lock")
-    except LockBusy as busy:
-        raise CartoqaError(
-            f"{target} is being written by {busy.holder}; wait for it to finish or choose "
-            "another folder"
-        ) from None
-    except OSError as exc:
-        raise CartoqaError(f"cannot lock {target} for writing: {exc.strerror}") from None
-    try:
-        _check_target(target, overwrite=overwrite)  # again, now that no one else writes it
-        replaced = target.exists() and any(target.iterdir())
-        for stale in parent.glob(f".{target.name}.staging-*"):
-            shutil.rmtree(stale, ignore_errors=True)  # a dead export's (we hold the lock)
-        stage = parent / f".{target.name}.staging-{os.getpid()}"
-        stage.mkdir()
-        try:
-            hashes: dict[str, str] = {}
-            for config in configs:
-                for shards in config.splits.values():
-                    for shard in shards:
-                        path = stage / shard.path
-                        path.parent.mkdir(parents=True, exist_ok=True)
-                        _write_shard(pa, pq, dataset, config.has_images, shard, path)
-                        hashes[shard.path] = sha256_file(path)
-            write_atomic(stage / CARD_FILE, _card(dataset, configs).encode("utf-8"))
-            hashes[CARD_FILE] = sha256_file(stage / CARD_FILE)
-            write_json_atomic(stage / EXPORT_MARKER, _marker(dataset, configs, hashes))
-            folders = {stage / q for p in hashes for q in Path(p).parents}  # "." is stage
-            for folder in sorted(folders, key=lambda f: len(f.parts), reverse=True):
-                _fsync_dir(folder)
-            _swap_in(stage, target)
-        except BaseException:
-            shutil.rmtree(stage, ignore_errors=True)
-            raise
-    finally:
-        lock.release()
+    with folder.export_folder(target, FORMAT, overwrite=overwrite) as staged:
+        stage = staged.path
+        hashes: dict[str, str] = {}
+        for config in configs:
+            for shards in config.splits.values():
+                for shard in shards:
+                    path = stage / shard.path
+                    path.parent.mkdir(parents=True, exist_ok=True)
+                    _write_shard(pa, pq, dataset, config.has_images, shard, path)
+                    hashes[shard.path] = sha256_file(path)
+        write_atomic(stage / CARD_FILE, _card(dataset, configs).encode("utf-8"))
+        hashes[CARD_FILE] = sha256_file(stage / CARD_FILE)
+        staged.marker = _marker(dataset, configs, hashes)
     return HfExport(
         out=target,
         files=(*sorted(hashes), EXPORT_MARKER),
@@ -209,7 +174,7 @@ def export_hf(
             c.task: {s: sum(len(x.rows) for x in v) for s, v in c.splits.items()} for c in configs
         },
         licenses={c.task: c.licenses for c in configs},
-        replaced=replaced,
+        replaced=staged.replaced,
     )
 
 
@@ -250,20 +215,8 @@ def _pyarrow() -> tuple[Any, Any]:
     return pa, pq
 
 
-def _check_apart(dataset: Dataset, target: Path) -> None:
-    here = dataset.path.resolve()
-    there = target.resolve()
-    if there == here or there.is_relative_to(here) or here.is_relative_to(there):
-        raise CartoqaError(
-            f"the export folder {target} and the dataset {dataset.path} overlap; choose an "
-            "export folder outside the dataset (and not holding it)"
-        )
-
-
 def _plan(dataset: Dataset, max_rows: int, max_bytes: int) -> list[_Config]:
-    by_task: dict[str, list[Sample]] = {}
-    for s in dataset.samples:
-        by_task.setdefault(s.task, []).append(s)
+    by_task = folder.samples_by_task(dataset)
     configs: list[_Config] = []
     for task in sorted(by_task):
         samples = by_task[task]
@@ -303,8 +256,6 @@ def _plan(dataset: Dataset, max_rows: int, max_bytes: int) -> list[_Config]:
                 splits=splits,
             )
         )
-    if not configs:
-        raise DatasetError(f"{dataset.path} holds no samples; there is nothing to export")
     return configs
 
 
@@ -322,14 +273,7 @@ def _image_of(dataset: Dataset, sample: Sample) -> tuple[str | None, int]:
             "writes one image per sample (every cartoqa task shows one)"
         )
     rel = images[0]
-    try:
-        size = dataset.image_path(rel).stat().st_size
-    except OSError:
-        raise DatasetError(
-            f"sample {sample.id!r} names image {rel!r}, which is missing from "
-            f"{dataset.path}; restore it or build the dataset again "
-            "('cartoqa dataset info --verify' checks every image)"
-        ) from None
+    size = folder.image_size(dataset, sample.id, rel)
     return rel, size
 
 
@@ -418,80 +362,18 @@ def _write_shard(
 
 def _image_bytes(dataset: Dataset, row: _Row) -> bytes:
     assert row.image is not None
-    path = dataset.image_path(row.image)
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise DatasetError(
-            f"sample {row.sample.id!r}: cannot read its image {path} ({exc.strerror}); "
-            "restore it or build the dataset again"
-        ) from None
-    want = dataset.manifest.images_sha256.get(row.image)
-    if want is not None and hashlib.sha256(data).hexdigest() != want:
-        raise DatasetError(
-            f"{path} does not match the dataset's manifest: the image was changed after the "
-            "dataset was made; build the dataset again ('cartoqa dataset info --verify' "
-            "checks every image)"
-        )
-    return data
-
-
-# -- the target folder ----------------------------------------------------------------------
-
-
-def _is_export(folder: Path) -> bool:
-    """Whether ``folder`` is an earlier Hugging Face export of cartoqa's (its marker and
-    card are there)."""
-    marker = folder / EXPORT_MARKER
-    if not (marker.is_file() and (folder / CARD_FILE).is_file()):
-        return False
-    try:
-        info = json.loads(marker.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return False
-    return isinstance(info, dict) and info.get("format") == "hf"
-
-
-def _check_target(target: Path, *, overwrite: bool) -> None:
-    if not target.exists() and not target.is_symlink():
-        return
-    if target.is_symlink():
-        raise CartoqaError(
-            f"{target} is a symbolic link; choose a new folder for the export (cartoqa does "
-            "not replace links)"
-        )
-    if not target.is_dir():
-        raise CartoqaError(f"{target} is a file, not a folder; choose a new folder for the export")
-    if _is_export(target):
-        if not overwrite:
-            raise CartoqaError(
-                f"{target} already holds a Hugging Face export; pass --overwrite to replace "
-                "it (it stays whole until the new one is complete), or choose another folder"
-            )
-        return
-    entries = sorted(p.name for p in target.iterdir())
-    if entries:
-        more = ", ..." if len(entries) > 3 else ""
-        raise CartoqaError(
-            f"{target} holds other files ({', '.join(entries[:3])}{more}), not a cartoqa "
-            "Hugging Face export; choose a new or empty folder (an export replaces only an "
-            "earlier export, never other files, even with --overwrite)"
-        )
+    return folder.read_image(dataset, row.sample.id, row.image)[0]
 
 
 def _marker(dataset: Dataset, configs: Sequence[_Config], hashes: dict[str, str]) -> Any:
-    m = dataset.manifest
-    return {
-        "format": "hf",
-        "cartoqa": __version__,
-        "dataset": m.name,
-        "samples_sha256": m.samples_sha256,
-        "rows": {
+    return FORMAT.marker_of(
+        dataset,
+        rows={
             c.task: {s: sum(len(x.rows) for x in v) for s, v in c.splits.items()} for c in configs
         },
-        "licenses": {c.task: list(c.licenses) for c in configs},
-        "files_sha256": dict(sorted(hashes.items())),
-    }
+        licenses={c.task: list(c.licenses) for c in configs},
+        files_sha256=dict(sorted(hashes.items())),
+    )
 
 
 # -- the dataset card -------------------------------------------------------------------------

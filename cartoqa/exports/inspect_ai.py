@@ -36,27 +36,19 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
-import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any
 
 from cartoqa import __version__
-from cartoqa.errors import CartoqaError, DatasetError
+from cartoqa.errors import DatasetError
+from cartoqa.exports import folder
 from cartoqa.models.baselines import oracle_answer
 from cartoqa.records import OSM_ATTRIBUTION, Sample
 from cartoqa.stores import Dataset
-from cartoqa.stores._files import (
-    ensure_writable_folder,
-    sha256_file,
-    write_atomic,
-    write_json_atomic,
-)
-from cartoqa.stores._locks import LockBusy, try_lock
-from cartoqa.stores.dataset import _fsync_dir, _swap_in
+from cartoqa.stores._files import sha256_file, write_atomic
 
 __all__ = [
     "EXPORT_MARKER",
@@ -79,6 +71,8 @@ README_FILE = "README.md"
 #: "format"): an export replaces only a folder whose marker names its own format
 EXPORT_MARKER = "cartoqa-export.json"
 FORMAT = "inspect"
+#: an earlier inspect export: its marker says so and its module is there
+_FORMAT = folder.ExportFormat(FORMAT, "inspect", EXPORT_MARKER, beside=(MODULE_FILE,), article="an")
 
 
 @dataclass(frozen=True)
@@ -110,54 +104,16 @@ def export_inspect(dataset: Dataset, out: str | Path, *, overwrite: bool = False
     or changed since the dataset was made; in each case nothing is left at ``out`` or beside
     it.  inspect_ai need not be installed to export, only to run the export.
     """
-    target = Path(out).absolute()
-    _check_apart(dataset, target)
+    target = folder.export_target(dataset, out)
     rows = _plan(dataset)
     tasks = _tasks(rows)
-    _check_target(target, overwrite=overwrite)  # before anything is made beside it
-    parent = target.parent
-    ensure_writable_folder(parent, what=f"the export {target.name}", error=CartoqaError)
-    try:
-        lock = try_lock(parent / f".{target.name}.lock")
-    except LockBusy as busy:
-        raise CartoqaError(
-            f"{target} is being written by {busy.holder}; wait for it to finish or choose "
-            "another folder"
-        ) from None
-    except OSError as exc:
-        raise CartoqaError(f"cannot lock {target} for writing: {exc.strerror}") from None
-    try:
-        _check_target(target, overwrite=overwrite)  # again, now that no one else writes it
-        for stale in parent.glob(f".{target.name}.staging-*"):
-            shutil.rmtree(stale, ignore_errors=True)  # a dead export's (we hold the lock)
-        stage = parent / f".{target.name}.staging-{os.getpid()}"
-        stage.mkdir()
-        try:
-            hashes = _write(dataset, rows, tasks, stage)
-            write_json_atomic(stage / EXPORT_MARKER, _marker(dataset, tasks, hashes))
-            folders = {stage / q for p in hashes for q in PurePosixPath(p).parents}
-            for folder in sorted(folders, key=lambda f: len(f.parts), reverse=True):
-                _fsync_dir(folder)
-            _swap_in(stage, target)
-        except BaseException:
-            shutil.rmtree(stage, ignore_errors=True)
-            raise
-    finally:
-        lock.release()
+    with folder.export_folder(target, _FORMAT, overwrite=overwrite) as staged:
+        hashes = _write(dataset, rows, tasks, staged.path)
+        staged.marker = _marker(dataset, tasks, hashes)
     return target
 
 
 # -- planning: every sample and image checked before anything is written --------------------
-
-
-def _check_apart(dataset: Dataset, target: Path) -> None:
-    here = dataset.path.resolve()
-    there = target.resolve()
-    if there == here or there.is_relative_to(here) or here.is_relative_to(there):
-        raise CartoqaError(
-            f"the export folder {target} and the dataset {dataset.path} overlap; choose an "
-            "export folder outside the dataset (and not holding it)"
-        )
 
 
 def _export_image_path(rel: str) -> str:
@@ -174,12 +130,7 @@ def _plan(dataset: Dataset) -> list[_Row]:
     for s in dataset.samples:
         images: list[tuple[str, str]] = []
         for rel in s.prompt.images:
-            if not dataset.image_path(rel).is_file():
-                raise DatasetError(
-                    f"sample {s.id!r} names image {rel!r}, which is missing from "
-                    f"{dataset.path}; restore it or build the dataset again "
-                    "('cartoqa dataset info --verify' checks every image)"
-                )
+            folder.image_size(dataset, s.id, rel)  # there
             dest = _export_image_path(rel)
             if placed.setdefault(dest, rel) != rel:
                 raise DatasetError(
@@ -243,22 +194,7 @@ def _line(row: _Row) -> dict[str, Any]:
 
 def _copy_image(dataset: Dataset, sample: Sample, rel: str, dest: Path) -> str:
     """Copy one image, checking it against the manifest's hash as it is read; its SHA-256."""
-    src = dataset.image_path(rel)
-    try:
-        data = src.read_bytes()
-    except OSError as exc:
-        raise DatasetError(
-            f"sample {sample.id!r}: cannot read its image {src} ({exc.strerror}); restore it "
-            "or build the dataset again"
-        ) from None
-    digest = hashlib.sha256(data).hexdigest()
-    want = dataset.manifest.images_sha256.get(rel)
-    if want is not None and digest != want:
-        raise DatasetError(
-            f"{src} does not match the dataset's manifest: the image was changed after the "
-            "dataset was made; build the dataset again ('cartoqa dataset info --verify' "
-            "checks every image)"
-        )
+    data, digest = folder.read_image(dataset, sample.id, rel)
     dest.parent.mkdir(parents=True, exist_ok=True)
     write_atomic(dest, data)
     return digest
@@ -286,15 +222,11 @@ def _write(
 
 
 def _marker(dataset: Dataset, tasks: Sequence[_TaskInfo], hashes: dict[str, str]) -> Any:
-    m = dataset.manifest
-    return {
-        "format": FORMAT,
-        "cartoqa": __version__,
-        "dataset": m.name,
-        "samples_sha256": m.samples_sha256,
-        "tasks": {t.name: t.splits for t in tasks},
-        "files_sha256": hashes,
-    }
+    return _FORMAT.marker_of(
+        dataset,
+        tasks={t.name: t.splits for t in tasks},
+        files_sha256=hashes,
+    )
 
 
 def _credits(dataset: Dataset) -> list[str]:
@@ -624,46 +556,3 @@ def _module(dataset: Dataset, tasks: Sequence[_TaskInfo], samples_sha256: str) -
         for t in tasks
     ]
     return head + body + "\n".join(parts)
-
-
-# -- the target folder ----------------------------------------------------------------------
-
-
-def _is_export(folder: Path) -> bool:
-    """Whether ``folder`` is an earlier inspect export of cartoqa's (its marker says so and
-    its module is there)."""
-    marker = folder / EXPORT_MARKER
-    if not (marker.is_file() and (folder / MODULE_FILE).is_file()):
-        return False
-    try:
-        info = json.loads(marker.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return False
-    return isinstance(info, dict) and info.get("format") == FORMAT
-
-
-def _check_target(target: Path, *, overwrite: bool) -> None:
-    if not target.exists() and not target.is_symlink():
-        return
-    if target.is_symlink():
-        raise CartoqaError(
-            f"{target} is a symbolic link; choose a new folder for the export (cartoqa does "
-            "not replace links)"
-        )
-    if not target.is_dir():
-        raise CartoqaError(f"{target} is a file, not a folder; choose a new folder for the export")
-    if _is_export(target):
-        if not overwrite:
-            raise CartoqaError(
-                f"{target} already holds an inspect export; pass --overwrite to replace it "
-                "(it stays whole until the new one is complete), or choose another folder"
-            )
-        return
-    entries = sorted(p.name for p in target.iterdir())
-    if entries:
-        more = ", ..." if len(entries) > 3 else ""
-        raise CartoqaError(
-            f"{target} holds other files ({', '.join(entries[:3])}{more}), not a cartoqa "
-            "inspect export; choose a new or empty folder (an export replaces only an "
-            "earlier export, never other files, even with --overwrite)"
-        )

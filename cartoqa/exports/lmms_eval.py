@@ -47,9 +47,7 @@ an earlier lmms-eval export of cartoqa's; any other folder is refused, never del
 from __future__ import annotations
 
 import json
-import os
 import re
-import shutil
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -59,7 +57,8 @@ from typing import Any
 from pydantic import TypeAdapter
 
 from cartoqa import __version__
-from cartoqa.errors import CartoqaError, DatasetError
+from cartoqa.errors import CartoqaError
+from cartoqa.exports import folder
 from cartoqa.exports.hf import export_hf
 from cartoqa.models.baselines import oracle_answer
 from cartoqa.records import (
@@ -72,14 +71,7 @@ from cartoqa.records import (
     SampleScore,
 )
 from cartoqa.stores import Dataset
-from cartoqa.stores._files import (
-    ensure_writable_folder,
-    sha256_file,
-    write_atomic,
-    write_json_atomic,
-)
-from cartoqa.stores._locks import LockBusy, try_lock
-from cartoqa.stores.dataset import _fsync_dir, _swap_in
+from cartoqa.stores._files import sha256_file, write_atomic
 
 __all__ = [
     "DATA_DIR",
@@ -122,6 +114,8 @@ _MAX_NEW_TOKENS = {"gps": 8192, "map": 1024}
 #: metrics where less is better; all others more
 _LOWER_IS_BETTER = frozenset({"rmse", "mae", "mape", "unanswered"})
 _SPLIT_ORDER = ("test", "dev", "train")
+#: an earlier lmms-eval export of cartoqa's: its marker says so
+_FORMAT = folder.ExportFormat("lmms-eval", "lmms-eval", EXPORT_MARKER, article="an")
 
 _TRUTH: TypeAdapter[Any] = TypeAdapter(GroundTruth)
 
@@ -280,21 +274,12 @@ def _plan(dataset: Dataset) -> list[_Task]:
     from cartoqa.scoring import score_run
     from cartoqa.tasks.spec import get_task
 
-    by_task: dict[str, list[Sample]] = {}
-    for s in dataset.samples:
-        by_task.setdefault(s.task, []).append(s)
-    if not by_task:
-        raise DatasetError(f"{dataset.path} holds no samples; there is nothing to export")
+    by_task = folder.samples_by_task(dataset)
     functions: dict[tuple[str, str], str] = {}
     tasks: list[_Task] = []
     for s in dataset.samples:  # export_hf checks them too, but after our lock is taken
         for rel in s.prompt.images:
-            if not dataset.image_path(rel).is_file():
-                raise DatasetError(
-                    f"sample {s.id!r} names image {rel!r}, which is missing from "
-                    f"{dataset.path}; restore it or build the dataset again "
-                    "('cartoqa dataset info --verify' checks every image)"
-                )
+            folder.image_size(dataset, s.id, rel)  # there
     for task in sorted(by_task):
         samples = by_task[task]
         spec = get_task(task)
@@ -375,39 +360,15 @@ def export_lmms_eval(dataset: Dataset, out: str | Path, *, overwrite: bool = Fal
     sample's image missing or changed since the dataset was made; in each case nothing is
     changed at ``out`` and nothing is left beside it but a lock file.
     """
-    target = Path(out).absolute()
-    _check_apart(dataset, target)
+    target = folder.export_target(dataset, out)
     tasks = _plan(dataset)
-    _check_target(target, overwrite=overwrite)  # before anything is made beside it
-    parent = target.parent
-    ensure_writable_folder(parent, what=f"the export {target.name}", error=CartoqaError)
-    try:
-        lock = try_lock(parent / f".{target.name}.lock")
-    except LockBusy as busy:
-        raise CartoqaError(
-            f"{target} is being written by {busy.holder}; wait for it to finish or choose "
-            "another folder"
-        ) from None
-    except OSError as exc:
-        raise CartoqaError(f"cannot lock {target} for writing: {exc.strerror}") from None
-    try:
-        _check_target(target, overwrite=overwrite)  # again, now that no one else writes it
-        for stale in parent.glob(f".{target.name}.staging-*"):
-            shutil.rmtree(stale, ignore_errors=True)  # a dead export's (we hold the lock)
-        stage = parent / f".{target.name}.staging-{os.getpid()}"
-        stage.mkdir()
-        try:
-            _write(dataset, tasks, stage)
-            _swap_in(stage, target)
-        except BaseException:
-            shutil.rmtree(stage, ignore_errors=True)
-            raise
-    finally:
-        lock.release()
+    with folder.export_folder(target, _FORMAT, overwrite=overwrite) as staged:
+        staged.marker = _write(dataset, tasks, staged.path)
     return target
 
 
-def _write(dataset: Dataset, tasks: Sequence[_Task], stage: Path) -> None:
+def _write(dataset: Dataset, tasks: Sequence[_Task], stage: Path) -> Any:
+    """Write every file of the export but its marker into ``stage``; the marker."""
     hf = export_hf(dataset, stage / DATA_DIR)
     (stage / f".{DATA_DIR}.lock").unlink(missing_ok=True)  # export_hf's, beside its folder
     parquet: dict[str, dict[str, list[str]]] = {}
@@ -427,8 +388,7 @@ def _write(dataset: Dataset, tasks: Sequence[_Task], stage: Path) -> None:
     for name, data in files.items():
         write_atomic(stage / name, data)
         hashes[name] = sha256_file(stage / name)
-    write_json_atomic(stage / EXPORT_MARKER, _marker(dataset, tasks, hf.rows, hashes))
-    _fsync_dir(stage)
+    return _marker(dataset, tasks, hf.rows, hashes)
 
 
 def _q(text: str) -> str:
@@ -673,7 +633,7 @@ def _marker(
 ) -> Any:
     m = dataset.manifest
     return {
-        "format": "lmms-eval",
+        "format": _FORMAT.fmt,
         "cartoqa": __version__,
         "lmms_eval": LMMS_EVAL_REQUIREMENT,
         "dataset": m.name,
@@ -691,55 +651,3 @@ def _marker(
         },
         "files_sha256": dict(sorted(hashes.items())),
     }
-
-
-# -- the target folder ----------------------------------------------------------------------
-
-
-def _check_apart(dataset: Dataset, target: Path) -> None:
-    here = dataset.path.resolve()
-    there = target.resolve()
-    if there == here or there.is_relative_to(here) or here.is_relative_to(there):
-        raise CartoqaError(
-            f"the export folder {target} and the dataset {dataset.path} overlap; choose an "
-            "export folder outside the dataset (and not holding it)"
-        )
-
-
-def _is_export(folder: Path) -> bool:
-    """Whether ``folder`` is an earlier lmms-eval export of cartoqa's (its marker says so)."""
-    marker = folder / EXPORT_MARKER
-    if not marker.is_file():
-        return False
-    try:
-        info = json.loads(marker.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return False
-    return isinstance(info, dict) and info.get("format") == "lmms-eval"
-
-
-def _check_target(target: Path, *, overwrite: bool) -> None:
-    if not target.exists() and not target.is_symlink():
-        return
-    if target.is_symlink():
-        raise CartoqaError(
-            f"{target} is a symbolic link; choose a new folder for the export (cartoqa does "
-            "not replace links)"
-        )
-    if not target.is_dir():
-        raise CartoqaError(f"{target} is a file, not a folder; choose a new folder for the export")
-    if _is_export(target):
-        if not overwrite:
-            raise CartoqaError(
-                f"{target} already holds an lmms-eval export; pass --overwrite to replace it "
-                "(it stays whole until the new one is complete), or choose another folder"
-            )
-        return
-    entries = sorted(p.name for p in target.iterdir())
-    if entries:
-        more = ", ..." if len(entries) > 3 else ""
-        raise CartoqaError(
-            f"{target} holds other files ({', '.join(entries[:3])}{more}), not a cartoqa "
-            "lmms-eval export; choose a new or empty folder (an export replaces only an "
-            "earlier export, never other files, even with --overwrite)"
-        )

@@ -41,24 +41,17 @@ import hashlib
 import io
 import json
 import os
-import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from cartoqa import __version__
-from cartoqa.errors import CartoqaError, DatasetError
+from cartoqa.errors import DatasetError
+from cartoqa.exports import folder
 from cartoqa.records import OSM_ATTRIBUTION, ChoiceTruth, Sample
 from cartoqa.stores import Dataset
-from cartoqa.stores._files import (
-    ensure_writable_folder,
-    sha256_file,
-    write_atomic,
-    write_json_atomic,
-)
-from cartoqa.stores._locks import LockBusy, try_lock
-from cartoqa.stores.dataset import _fsync_dir, _swap_in
+from cartoqa.stores._files import sha256_file, write_atomic
 
 __all__ = [
     "CLASS_FILE",
@@ -78,6 +71,10 @@ README_FILE = "README.md"
 EXPORT_MARKER = "cartoqa-export.json"
 #: the marker's ``format``
 FORMAT = "vlmevalkit"
+#: an earlier export: its marker (with the README beside it) says which format it is
+_FORMAT = folder.ExportFormat(
+    FORMAT, "VLMEvalKit", EXPORT_MARKER, beside=(README_FILE,), names_other_formats=True
+)
 #: VLMEvalKit reads an ``image`` value this long or shorter as another row's ``index``
 MAX_REFERENCE_CHARS = 64
 #: the most characters Excel keeps in a cell (VLMEvalKit's .xlsx predictions cut longer ones)
@@ -121,46 +118,21 @@ def export_vlmevalkit(dataset: Dataset, out: str | Path, *, overwrite: bool = Fa
     image missing or changed since the dataset was made; in each case nothing is left at
     ``out`` or beside it.
     """
-    target = Path(out).absolute()
-    _check_apart(dataset, target)
+    target = folder.export_target(dataset, out)
     tables = _plan(dataset)  # every image is checked here, before anything is written
-    _check_target(target, overwrite=overwrite)
-    parent = target.parent
-    ensure_writable_folder(parent, what=f"the export {target.name}", error=CartoqaError)
-    try:
-        lock = try_lock(parent / f".{target.name}.lock")
-    except LockBusy as busy:
-        raise CartoqaError(
-            f"{target} is being written by {busy.holder}; wait for it to finish or choose "
-            "another folder"
-        ) from None
-    except OSError as exc:
-        raise CartoqaError(f"cannot lock {target} for writing: {exc.strerror}") from None
-    try:
-        _check_target(target, overwrite=overwrite)  # again, now that no one else writes it
-        for stale in parent.glob(f".{target.name}.staging-*"):
-            shutil.rmtree(stale, ignore_errors=True)  # a dead export's (we hold the lock)
-        stage = parent / f".{target.name}.staging-{os.getpid()}"
-        stage.mkdir()
-        try:
-            hashes: dict[str, str] = {}
-            stats: dict[str, dict[str, int]] = {}
-            for table in tables:
-                path = stage / table.name
-                stats[table.name] = _write_tsv(dataset, table, path)
-                hashes[table.name] = sha256_file(path)
-            write_atomic(stage / CLASS_FILE, _class_file(dataset, tables).encode("utf-8"))
-            hashes[CLASS_FILE] = sha256_file(stage / CLASS_FILE)
-            write_atomic(stage / README_FILE, _readme(dataset, tables, stats).encode("utf-8"))
-            hashes[README_FILE] = sha256_file(stage / README_FILE)
-            write_json_atomic(stage / EXPORT_MARKER, _marker(dataset, tables, stats, hashes))
-            _fsync_dir(stage)
-            _swap_in(stage, target)
-        except BaseException:
-            shutil.rmtree(stage, ignore_errors=True)
-            raise
-    finally:
-        lock.release()
+    with folder.export_folder(target, _FORMAT, overwrite=overwrite) as staged:
+        stage = staged.path
+        hashes: dict[str, str] = {}
+        stats: dict[str, dict[str, int]] = {}
+        for table in tables:
+            path = stage / table.name
+            stats[table.name] = _write_tsv(dataset, table, path)
+            hashes[table.name] = sha256_file(path)
+        write_atomic(stage / CLASS_FILE, _class_file(dataset, tables).encode("utf-8"))
+        hashes[CLASS_FILE] = sha256_file(stage / CLASS_FILE)
+        write_atomic(stage / README_FILE, _readme(dataset, tables, stats).encode("utf-8"))
+        hashes[README_FILE] = sha256_file(stage / README_FILE)
+        staged.marker = _marker(dataset, tables, stats, hashes)
     names = [t.name for t in tables] + [CLASS_FILE, README_FILE, EXPORT_MARKER]
     return [target / n for n in names]
 
@@ -168,22 +140,8 @@ def export_vlmevalkit(dataset: Dataset, out: str | Path, *, overwrite: bool = Fa
 # -- planning: every check before anything is written ----------------------------------------
 
 
-def _check_apart(dataset: Dataset, target: Path) -> None:
-    here = dataset.path.resolve()
-    there = target.resolve()
-    if there == here or there.is_relative_to(here) or here.is_relative_to(there):
-        raise CartoqaError(
-            f"the export folder {target} and the dataset {dataset.path} overlap; choose an "
-            "export folder outside the dataset (and not holding it)"
-        )
-
-
 def _plan(dataset: Dataset) -> list[_Table]:
-    by_task: dict[str, list[Sample]] = {}
-    for s in dataset.samples:
-        by_task.setdefault(s.task, []).append(s)
-    if not by_task:
-        raise DatasetError(f"{dataset.path} holds no samples; there is nothing to export")
+    by_task = folder.samples_by_task(dataset)
     tables = []
     for task in sorted(by_task):
         samples = by_task[task]
@@ -194,7 +152,7 @@ def _plan(dataset: Dataset) -> list[_Table]:
                     f"sample {s.id!r} shows {len(s.prompt.images)} images; the VLMEvalKit "
                     "export writes one image per row (every cartoqa task shows one)"
                 )
-            _check_image(dataset, s)
+            folder.image_size(dataset, s.id, s.prompt.images[0])  # there
         if with_image and len(with_image) < len(samples):
             bare = next(s for s in samples if not s.prompt.images)
             raise DatasetError(
@@ -232,16 +190,6 @@ def _options(sample: Sample) -> dict[str, str]:
     return truth.options if isinstance(truth, ChoiceTruth) else {}
 
 
-def _check_image(dataset: Dataset, sample: Sample) -> None:
-    rel = sample.prompt.images[0]
-    if not dataset.image_path(rel).is_file():
-        raise DatasetError(
-            f"sample {sample.id!r} names image {rel!r}, which is missing from "
-            f"{dataset.path}; restore it or build the dataset again "
-            "('cartoqa dataset info --verify' checks every image)"
-        )
-
-
 def _l2_key(task: str, samples: Sequence[Sample]) -> str | None:
     """The first of the task's breakdown keys (its spec's ``group_by``, then zoom,
     difficulty, feature type) that any of its samples carries."""
@@ -259,56 +207,6 @@ def _l2_value(sample: Sample, key: str) -> str:
     from cartoqa.tasks.spec import _group_value
 
     return f"{key}={_group_value(sample, key)}"
-
-
-# -- the target folder ------------------------------------------------------------------------
-
-
-def _marker_format(folder: Path) -> str | None:
-    """The ``format`` of a cartoqa export's marker in ``folder``, or None where there is none."""
-    marker = folder / EXPORT_MARKER
-    if not (marker.is_file() and (folder / README_FILE).is_file()):
-        return None
-    try:
-        info = json.loads(marker.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    fmt = info.get("format") if isinstance(info, dict) else None
-    return fmt if isinstance(fmt, str) else None
-
-
-def _check_target(target: Path, *, overwrite: bool) -> None:
-    if not target.exists() and not target.is_symlink():
-        return
-    if target.is_symlink():
-        raise CartoqaError(
-            f"{target} is a symbolic link; choose a new folder for the export (cartoqa does "
-            "not replace links)"
-        )
-    if not target.is_dir():
-        raise CartoqaError(f"{target} is a file, not a folder; choose a new folder for the export")
-    fmt = _marker_format(target)
-    if fmt == FORMAT:
-        if not overwrite:
-            raise CartoqaError(
-                f"{target} already holds a VLMEvalKit export; pass --overwrite to replace it "
-                "(it stays whole until the new one is complete), or choose another folder"
-            )
-        return
-    if fmt is not None:
-        raise CartoqaError(
-            f"{target} holds a cartoqa export in the {fmt!r} format, not a VLMEvalKit one; "
-            "choose another folder (an export replaces only an earlier export of its own "
-            "format, even with --overwrite)"
-        )
-    entries = sorted(p.name for p in target.iterdir())
-    if entries:
-        more = ", ..." if len(entries) > 3 else ""
-        raise CartoqaError(
-            f"{target} holds other files ({', '.join(entries[:3])}{more}), not a cartoqa "
-            "VLMEvalKit export; choose a new or empty folder (an export replaces only an "
-            "earlier export, never other files, even with --overwrite)"
-        )
 
 
 # -- writing ------------------------------------------------------------------------------------
@@ -338,26 +236,14 @@ def _png_base64(dataset: Dataset, sample: Sample) -> tuple[str, str]:
     """(base64 of the image as PNG, SHA-256 of those PNG bytes)."""
     rel = sample.prompt.images[0]
     path = dataset.image_path(rel)
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise DatasetError(
-            f"sample {sample.id!r}: cannot read its image {path} ({exc.strerror}); "
-            "restore it or build the dataset again"
-        ) from None
-    want = dataset.manifest.images_sha256.get(rel)
-    if want is not None and hashlib.sha256(data).hexdigest() != want:
-        raise DatasetError(
-            f"{path} does not match the dataset's manifest: the image was changed after the "
-            "dataset was made; build the dataset again ('cartoqa dataset info --verify' "
-            "checks every image)"
-        )
+    data, digest = folder.read_image(dataset, sample.id, rel)
     if not data.startswith(_PNG_MAGIC):
         data = _as_png(data, path)
+        digest = hashlib.sha256(data).hexdigest()
     encoded = base64.b64encode(data).decode("ascii")
     if len(encoded) <= MAX_REFERENCE_CHARS:  # no real PNG is this small
         raise DatasetError(f"{path} is too small to be an image ({len(data)} bytes)")
-    return encoded, hashlib.sha256(data).hexdigest()
+    return encoded, digest
 
 
 def _as_png(data: bytes, path: Path) -> bytes:
@@ -436,18 +322,14 @@ def _marker(
     stats: dict[str, dict[str, int]],
     hashes: dict[str, str],
 ) -> Any:
-    m = dataset.manifest
-    return {
-        "format": FORMAT,
-        "cartoqa": __version__,
-        "dataset": m.name,
-        "samples_sha256": m.samples_sha256,
-        "tsvs": {
+    return _FORMAT.marker_of(
+        dataset,
+        tsvs={
             t.name: {"task": t.task, "mcq": t.mcq, "l2-category": t.l2_key, **stats[t.name]}
             for t in tables
         },
-        "files_sha256": dict(sorted(hashes.items())),
-    }
+        files_sha256=dict(sorted(hashes.items())),
+    )
 
 
 # -- the attribution -----------------------------------------------------------------------

