@@ -3,8 +3,9 @@ vlmevalkit, lmms-eval)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -76,42 +77,13 @@ def export(
         )
     from cartoqa.stores import load_dataset
 
-    if to == "inspect":
-        from cartoqa.exports.inspect_ai import export_inspect
-
+    if to != "hf":
         try:
-            folder = export_inspect(load_dataset(dataset), out, overwrite=overwrite)
+            lines = _OTHERS[to](load_dataset(dataset), out, overwrite)
         except CartoqaError as exc:
             raise _fail(str(exc)) from None
-        typer.echo(f"wrote an inspect_ai task folder to {folder}")
-        typer.echo(f"run it with: inspect eval {folder / 'cartoqa_tasks.py'}@TASK --model ...")
-        typer.echo("Map data © OpenStreetMap contributors (ODbL).")
-        return
-    if to == "lmms-eval":
-        from cartoqa.exports.lmms_eval import export_lmms_eval
-
-        try:
-            folder = export_lmms_eval(load_dataset(dataset), out, overwrite=overwrite)
-        except CartoqaError as exc:
-            raise _fail(str(exc)) from None
-        typer.echo(f"wrote lmms-eval tasks (group cartoqa) to {folder}")
-        typer.echo(
-            f"run them with: lmms-eval --model ... --include_path {folder} --tasks cartoqa "
-            "(lmms-eval 0.7.3 needs filelock<4)"
-        )
-        typer.echo("Map data © OpenStreetMap contributors (ODbL).")
-        return
-    if to == "vlmevalkit":
-        from cartoqa.exports.vlmevalkit import export_vlmevalkit
-
-        try:
-            files = export_vlmevalkit(load_dataset(dataset), out, overwrite=overwrite)
-        except CartoqaError as exc:
-            raise _fail(str(exc)) from None
-        tsvs = [f for f in files if f.suffix == ".tsv"]
-        typer.echo(f"wrote {len(tsvs)} VLMEvalKit TSVs and cartoqa_vlmeval.py to {out}")
-        typer.echo(f"copy the TSVs into $LMUData; {out / 'README.md'} says how to register it")
-        typer.echo("Map data © OpenStreetMap contributors (ODbL).")
+        for line in [*lines, "Map data © OpenStreetMap contributors (ODbL)."]:
+            typer.echo(line)
         return
     from cartoqa.exports.hf import export_hf
 
@@ -140,3 +112,42 @@ def export(
             "an earlier export was replaced: datasets may serve its rows from its cache; "
             f"load with {RELOAD} (or a fresh cache_dir)"
         )
+
+
+def _inspect(ds: Any, out: Path, overwrite: bool) -> list[str]:
+    from cartoqa.exports.inspect_ai import export_inspect
+
+    folder = export_inspect(ds, out, overwrite=overwrite)
+    return [
+        f"wrote an inspect_ai task folder to {folder}",
+        f"run it with: inspect eval {folder / 'cartoqa_tasks.py'}@TASK --model ...",
+    ]
+
+
+def _lmms_eval(ds: Any, out: Path, overwrite: bool) -> list[str]:
+    from cartoqa.exports.lmms_eval import export_lmms_eval
+
+    folder = export_lmms_eval(ds, out, overwrite=overwrite)
+    return [
+        f"wrote lmms-eval tasks (group cartoqa) to {folder}",
+        f"run them with: lmms-eval --model ... --include_path {folder} --tasks cartoqa "
+        "(lmms-eval 0.7.3 needs filelock<4)",
+    ]
+
+
+def _vlmevalkit(ds: Any, out: Path, overwrite: bool) -> list[str]:
+    from cartoqa.exports.vlmevalkit import export_vlmevalkit
+
+    tsvs = [f for f in export_vlmevalkit(ds, out, overwrite=overwrite) if f.suffix == ".tsv"]
+    return [
+        f"wrote {len(tsvs)} VLMEvalKit TSVs and cartoqa_vlmeval.py to {out}",
+        f"copy the TSVs into $LMUData; {out / 'README.md'} says how to register it",
+    ]
+
+
+#: the formats other than hf (which prints its own summary): --to value -> writer
+_OTHERS: dict[str, Callable[[Any, Path, bool], list[str]]] = {
+    "inspect": _inspect,
+    "lmms-eval": _lmms_eval,
+    "vlmevalkit": _vlmevalkit,
+}
