@@ -100,12 +100,22 @@ def _causes(exc: BaseException) -> Iterator[BaseException]:
         e = e.__cause__ or e.__context__
 
 
-def _http_modules() -> list[Any]:
+def _import_http_modules() -> list[Any]:
     mods = []
     for name in ("httpx2", "httpx"):
         with contextlib.suppress(ImportError):
             mods.append(__import__(name))
     return mods
+
+
+# Imported once, with this module (on the thread that loads the model): imported first
+# from the runner's worker threads, two threads importing httpx and httpx2 at once could
+# see a partially initialised module ("has no attribute 'TimeoutException'").
+_HTTP_MODULES = _import_http_modules()
+
+
+def _http_modules() -> list[Any]:
+    return _HTTP_MODULES
 
 
 def transport_failure(exc: BaseException, endpoint: str, timeout_s: float) -> Failure | None:
