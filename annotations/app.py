@@ -34,7 +34,7 @@ from typing import Any
 from urllib.parse import quote, unquote, urlencode
 
 from cartoqa.errors import CartoqaError
-from cartoqa.records import Sample
+from cartoqa.records import TRUTHS, Sample
 from cartoqa.stores import Dataset
 
 from .decisions import REASONS, VERDICTS, Decision, DecisionError, DecisionStore, StaleEditError
@@ -186,14 +186,6 @@ def _draw_png(sample: Sample, image: Path | None) -> bytes:
     out = io.BytesIO()
     draw_sample(sample, im).save(out, "PNG", compress_level=3)
     return out.getvalue()
-
-
-def _truth_of(truth: dict[str, Any]) -> Any:
-    from pydantic import TypeAdapter
-
-    from cartoqa.records import GroundTruth
-
-    return TypeAdapter(GroundTruth).validate_python(truth)
 
 
 def _reviewer_problem(name: str) -> str:
@@ -523,7 +515,9 @@ def create_app(
         key = (sid, st.version(sid))
         png = drawings.get(key)
         if png is None:
-            shown = sample.model_copy(update={"ground_truth": _truth_of(st.shown_truth(sample))})
+            shown = sample.model_copy(
+                update={"ground_truth": TRUTHS.validate_python(st.shown_truth(sample))}
+            )
             img = sample.prompt.images[0] if sample.prompt.images else None
             path = image_file(dataset.path, img.removeprefix("images/")) if img else None
             if img and path is None:

@@ -36,10 +36,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import TypeAdapter, ValidationError
+from pydantic import ValidationError
 
 from cartoqa.errors import CartoqaError
-from cartoqa.records import GroundTruth, Sample
+from cartoqa.records import TRUTHS, GroundTruth, Sample
 
 __all__ = [
     "REASONS",
@@ -64,7 +64,6 @@ REASONS: tuple[str, ...] = (
     "image broken or blank",
 )
 SCHEMA = 1
-_TRUTH = TypeAdapter(GroundTruth)
 
 _DDL = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -230,10 +229,7 @@ class DecisionStore:
     def shown_truth(self, sample: Sample) -> dict[str, Any]:
         """The truth a reviewer is shown and an "accept" keeps: the effective truth, or for
         a rejected sample the truth its rejection dropped."""
-        for d in reversed(self.history(sample.id)):
-            if d.truth_after is not None:
-                return d.truth_after
-        return sample.ground_truth.model_dump(mode="json")
+        return self.shown_at(sample, self.version(sample.id))
 
     def shown_at(self, sample: Sample, version: int) -> dict[str, Any]:
         """The truth a reviewer was shown at ``version`` of the sample (0: the generated
@@ -249,7 +245,7 @@ class DecisionStore:
         truth = self.effective_truth(sample)
         if truth is None:
             return None
-        return sample.model_copy(update={"ground_truth": _TRUTH.validate_python(truth)})
+        return sample.model_copy(update={"ground_truth": TRUTHS.validate_python(truth)})
 
     def reviewers_latest(self, sample_id: str) -> dict[str, Decision]:
         """Each reviewer's latest decision on the sample."""
@@ -428,7 +424,7 @@ class DecisionStore:
     def _checked(sample: Sample, truth: GroundTruth | dict[str, Any]) -> dict[str, Any]:
         """The corrected truth as JSON, once a sample with it validates."""
         try:
-            parsed = _TRUTH.validate_python(
+            parsed = TRUTHS.validate_python(
                 truth if isinstance(truth, dict) else truth.model_dump(mode="json")
             )
             Sample.model_validate({**sample.model_dump(mode="json"), "ground_truth": parsed})

@@ -482,12 +482,12 @@ def _same(a: Any, b: Any) -> bool:
 
 def _normal(truth: dict[str, Any]) -> dict[str, Any]:
     """The truth as the records write it (defaults left out), when it is one."""
-    from pydantic import TypeAdapter, ValidationError
+    from pydantic import ValidationError
 
-    from cartoqa.records import GroundTruth
+    from cartoqa.records import TRUTHS
 
     try:
-        return TypeAdapter(GroundTruth).validate_python(truth).model_dump(mode="json")
+        return TRUTHS.validate_python(truth).model_dump(mode="json")
     except ValidationError:
         return truth  # the store refuses it, saying why
 

@@ -54,8 +54,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pydantic import TypeAdapter
-
 from cartoqa import __version__
 from cartoqa.errors import CartoqaError
 from cartoqa.exports import folder
@@ -63,7 +61,7 @@ from cartoqa.exports.hf import export_hf
 from cartoqa.models.baselines import oracle_answer
 from cartoqa.records import (
     OSM_ATTRIBUTION,
-    GroundTruth,
+    TRUTHS,
     Metadata,
     Prompt,
     Provenance,
@@ -117,8 +115,6 @@ _SPLIT_ORDER = ("test", "dev", "train")
 #: an earlier lmms-eval export of cartoqa's: its marker says so
 _FORMAT = folder.ExportFormat("lmms-eval", "lmms-eval", EXPORT_MARKER, article="an")
 
-_TRUTH: TypeAdapter[Any] = TypeAdapter(GroundTruth)
-
 
 # -- the hooks lmms-eval calls (through OUT/utils.py) --------------------------------------
 
@@ -168,7 +164,7 @@ def sample_of_row(doc: Mapping[str, Any]) -> Sample:
             task=doc["task"],
             split=doc["split"],
             prompt=Prompt(text=doc["question"], system=doc.get("system")),
-            ground_truth=_TRUTH.validate_json(doc["ground_truth"]),
+            ground_truth=TRUTHS.validate_json(doc["ground_truth"]),
             metadata=Metadata.model_validate_json(doc["metadata"]),
             provenance=Provenance.model_validate_json(doc["provenance"]),
         )

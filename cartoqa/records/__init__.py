@@ -13,6 +13,7 @@ from .samples import (
 from .scores import SCORE_SCHEMA_VERSION, SampleScore
 from .tasks import TASK_TRUTH_KINDS, declare_truth_kinds, register_task, truth_kinds_for
 from .truths import (
+    TRUTHS,
     BooleanTruth,
     ChoiceTruth,
     CoordinateTruth,
@@ -43,6 +44,7 @@ __all__ = [
     "SAMPLE_SCHEMA_VERSION",
     "SCORE_SCHEMA_VERSION",
     "TASK_TRUTH_KINDS",
+    "TRUTHS",
     "BooleanTruth",
     "ChoiceTruth",
     "CoordinateTruth",

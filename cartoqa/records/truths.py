@@ -15,6 +15,7 @@ from pydantic import (
     ConfigDict,
     Field,
     SerializerFunctionWrapHandler,
+    TypeAdapter,
     model_serializer,
     model_validator,
 )
@@ -507,3 +508,7 @@ GroundTruth = Annotated[
     Field(discriminator="kind"),
 ]
 """Any ground truth; pydantic picks the type by ``kind``."""
+
+TRUTHS: TypeAdapter[GroundTruth] = TypeAdapter(GroundTruth)
+"""Reads any ground truth from its JSON form (``TRUTHS.validate_python(data)``): made once,
+for everything that rebuilds truths (exported by ``cartoqa.records``)."""
