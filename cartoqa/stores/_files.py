@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import math
 import os
 import re
 import secrets
@@ -31,8 +32,28 @@ def write_atomic(path: Path, data: bytes) -> None:
         raise
 
 
+def strict_json(obj: Any) -> Any:
+    """``obj`` with every float that is not finite (NaN, +-inf) replaced by ``None``, walking
+    dicts, lists and tuples; strict JSON readers (JavaScript, jq) refuse ``NaN``, so every JSON
+    file cartoqa writes goes through this and ``json.dumps(..., allow_nan=False)``."""
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else None
+    if isinstance(obj, dict):
+        return {k: strict_json(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [strict_json(v) for v in obj]
+    return obj
+
+
+def json_text(obj: Any, *, indent: int | None = 2, **kwargs: Any) -> str:
+    """Strict JSON text of ``obj``: non-finite floats written as ``null`` (see ``strict_json``);
+    ``allow_nan=False`` so anything else that is not JSON fails here, not in a reader."""
+    kwargs.setdefault("ensure_ascii", False)
+    return json.dumps(strict_json(obj), indent=indent, allow_nan=False, **kwargs)
+
+
 def write_json_atomic(path: Path, obj: Any) -> None:
-    write_atomic(path, (json.dumps(obj, indent=2, ensure_ascii=False) + "\n").encode("utf-8"))
+    write_atomic(path, (json_text(obj) + "\n").encode("utf-8"))
 
 
 def sha256_file(path: Path, chunk: int = 1 << 20) -> str:
