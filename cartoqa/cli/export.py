@@ -48,8 +48,11 @@ def export(
     data/<task>/<split>-00000-of-0000N.parquet (at most 5000 rows or about
     500 MB each); columns id, task, split, question, system, image (tasks
     with images only), answer, and ground_truth, metadata and provenance as
-    JSON; and the dataset card README.md (configs, licences: odbl for map
-    tasks, cc-by-4.0 for GeoNames data; attribution, provenance, counts).
+    JSON; and the dataset card README.md (configs; licences from what each
+    task's samples are made of: odbl for maps rendered from OpenStreetMap,
+    cc0-1.0 and isc for legend images in the openstreetmap-carto style with
+    iD tagging schema names, cc-by-4.0 for GeoNames data; attribution,
+    provenance, counts).
     Load it with datasets.load_dataset("OUT", "TASK").
 
     --to vlmevalkit: one VLMEvalKit TSV per task (OUT/CartoQA_<task>.tsv:
@@ -58,12 +61,13 @@ def export(
     a dataset class for the open-ended tasks scored by cartoqa.
 
     --to lmms-eval: a task folder for lmms-eval --include_path OUT: one
-    YAML per task (cartoqa_<task>), the group cartoqa, utils.py scoring with
-    cartoqa's scorers, and the Hugging Face export in OUT/data.
+    YAML per task (cartoqa_<task>), the groups cartoqa_map (image-text
+    models), cartoqa_gps (text models) and cartoqa (both), utils.py scoring
+    with cartoqa's scorers, and the Hugging Face export in OUT/data.
 
     --to inspect: an inspect_ai task folder, cartoqa_tasks.py (one task per
     cartoqa task, scored by cartoqa's scorer), samples.jsonl, images/ and a
-    README; run it with inspect eval OUT/cartoqa_tasks.py@srn --model ...
+    README; run it from OUT with inspect eval cartoqa_tasks.py@srn --model ...
 
     Every export is written beside OUT and renamed into place at the end: a
     failure leaves nothing.  Exit
@@ -120,18 +124,22 @@ def _inspect(ds: Any, out: Path, overwrite: bool) -> list[str]:
     folder = export_inspect(ds, out, overwrite=overwrite)
     return [
         f"wrote an inspect_ai task folder to {folder}",
-        f"run it with: inspect eval {folder / 'cartoqa_tasks.py'}@TASK --model ...",
+        f"run it from there with: cd {folder} && inspect eval cartoqa_tasks.py@TASK --model ... "
+        "(a relative path: inspect refuses an absolute one that names no task; map tasks with "
+        "local models through an OpenAI-compatible server, see its README.md)",
     ]
 
 
 def _lmms_eval(ds: Any, out: Path, overwrite: bool) -> list[str]:
-    from cartoqa.exports.lmms_eval import export_lmms_eval
+    from cartoqa.exports.lmms_eval import INSTALL_COMMAND, export_lmms_eval
 
     folder = export_lmms_eval(ds, out, overwrite=overwrite)
     return [
-        f"wrote lmms-eval tasks (group cartoqa) to {folder}",
-        f"run them with: lmms-eval --model ... --include_path {folder} --tasks cartoqa "
-        "(lmms-eval 0.7.3 needs filelock<4)",
+        f"wrote lmms-eval tasks (groups cartoqa, cartoqa_map, cartoqa_gps) to {folder}",
+        f"run them with: lmms-eval --model ... --include_path {folder} --tasks cartoqa_map "
+        "(image-text models; cartoqa_gps for text models)",
+        f"install: {INSTALL_COMMAND}",
+        "lmms-eval exits 0 even when it fails: check that --output_path holds the results",
     ]
 
 

@@ -36,6 +36,7 @@ from typing import Any
 from cartoqa import __version__
 from cartoqa.errors import DatasetError, MissingDependencyError
 from cartoqa.exports import folder
+from cartoqa.exports.licences import LICENCE_NOTES, LICENCE_ORDER, Sources, sources_of
 from cartoqa.models.baselines import oracle_answer
 from cartoqa.records import OSM_ATTRIBUTION, Sample
 from cartoqa.stores import Dataset
@@ -66,15 +67,6 @@ FORMAT = folder.ExportFormat("hf", "Hugging Face", EXPORT_MARKER, beside=(CARD_F
 
 _SPLIT_ORDER = ("train", "dev", "test")
 _OSM_LICENCE_NOTE = "Open Database License (ODbL 1.0, https://www.openstreetmap.org/copyright)"
-#: licence -> what it covers here, for the card
-_LICENCE_NOTES = {
-    "odbl": "map images and answers derived from OpenStreetMap data: " + _OSM_LICENCE_NOTE,
-    "cc-by-4.0": "questions and answers derived from GeoNames city data: CC BY 4.0 "
-    "(https://creativecommons.org/licenses/by/4.0/), credit geonames.org",
-    "unknown": "the samples name no data source in their provenance; the licence is for "
-    "the dataset's maker to state",
-}
-_LICENCE_ORDER = tuple(_LICENCE_NOTES)
 
 #: what ``datasets.load_dataset(OUT, TASK, ...)`` needs after an export was replaced in place:
 #: it caches a local folder's configs by their file patterns, not the files' contents
@@ -110,7 +102,8 @@ class HfExport:
     rows: dict[str, dict[str, int]]
     """Config (task) -> split -> rows."""
     licenses: dict[str, tuple[str, ...]] = field(default_factory=dict)
-    """Config (task) -> its licences (Hub identifiers: "odbl", "cc-by-4.0", "unknown")."""
+    """Config (task) -> its licences (Hub identifiers: "odbl", "cc0-1.0", "isc",
+    "cc-by-4.0", "unknown"), from what its samples are made of (``cartoqa.exports.licences``)."""
     replaced: bool = False
     """Whether an earlier export at ``out`` was replaced (``datasets`` may then serve the old
     rows from its cache: ``RELOAD``)."""
@@ -201,9 +194,12 @@ class _Config:
     task: str
     family: str
     has_images: bool
-    licenses: tuple[str, ...]
-    sources: tuple[str, ...]
+    made_of: Sources
     splits: dict[str, list[_Shard]]
+
+    @property
+    def licenses(self) -> tuple[str, ...]:
+        return self.made_of.licences
 
 
 def _pyarrow() -> tuple[Any, Any]:
@@ -245,14 +241,12 @@ def _plan(dataset: Dataset, max_rows: int, max_bytes: int) -> list[_Config]:
             for split in sorted(rows, key=_split_key)
         }
         family = _family(task, samples)
-        sources = tuple(sorted({s.provenance.source for s in samples if s.provenance.source}))
         configs.append(
             _Config(
                 task=task,
                 family=family,
                 has_images=any(s.prompt.images for s in samples),
-                licenses=_licences(family, sources),
-                sources=sources,
+                made_of=sources_of(samples, family),
                 splits=splits,
             )
         )
@@ -303,20 +297,6 @@ def _family(task: str, samples: Sequence[Sample]) -> str:
     if spec is not None:
         return spec.family
     return "map" if any(s.prompt.images for s in samples) else "gps"
-
-
-def _licences(family: str, sources: Sequence[str]) -> tuple[str, ...]:
-    """Map tasks: ODbL (their images are rendered from OpenStreetMap data).  Text tasks:
-    CC BY 4.0 where their samples name GeoNames as their source, ODbL where they name
-    OpenStreetMap, "unknown" where they name no source."""
-    found = set()
-    if family == "map" or any("openstreetmap" in s.lower() for s in sources):
-        found.add("odbl")
-    if any("geonames" in s.lower() for s in sources):
-        found.add("cc-by-4.0")
-    if not found:
-        found.add("unknown")
-    return tuple(x for x in _LICENCE_ORDER if x in found)
 
 
 # -- writing ------------------------------------------------------------------------------
@@ -405,8 +385,8 @@ def _card(dataset: Dataset, configs: Sequence[_Config]) -> str:
     m = dataset.manifest
     name = " ".join(m.name.split()) or "dataset"
     total = len(dataset.samples)
-    licences = [x for x in _LICENCE_ORDER if any(x in c.licenses for c in configs)]
-    has_maps = any(c.family == "map" for c in configs)
+    licences = [x for x in LICENCE_ORDER if any(x in c.licenses for c in configs)]
+    rendered = [c.task for c in configs if c.made_of.osm_rendered]
     categories = []
     if any(c.has_images for c in configs):
         categories.append("visual-question-answering")
@@ -419,7 +399,7 @@ def _card(dataset: Dataset, configs: Sequence[_Config]) -> str:
     lines += ["task_categories:", *(f"- {c}" for c in categories)]
     lines += ["size_categories:", f"- {_q(_size_category(total))}"]
     lines += ["tags:", "- maps", "- geospatial", "- cartoqa"]
-    if has_maps:
+    if any("odbl" in c.licenses for c in configs):
         lines.append("- openstreetmap")
     lines.append("configs:")
     for c in configs:
@@ -439,23 +419,42 @@ def _card(dataset: Dataset, configs: Sequence[_Config]) -> str:
         "",
     ]
     credits: list[str] = []
-    if has_maps:
+    if rendered:
+        every = len(rendered) == sum(1 for c in configs if c.has_images)
+        which = (
+            "every map image here is"
+            if every
+            else ("the map images of " + ", ".join(f"`{t}`" for t in rendered) + " are")
+        )
         body += [
-            f"Map data {OSM_ATTRIBUTION}, under the {_OSM_LICENCE_NOTE}: every map image "
-            "here is rendered from it.",
+            f"Map data {OSM_ATTRIBUTION}, under the {_OSM_LICENCE_NOTE}: {which} rendered from it.",
             "",
         ]
+    if any("odbl" in c.licenses for c in configs):
         credits.append(OSM_ATTRIBUTION)
     # the manifest's credits, then the sources the samples name ("A; B": one line each)
-    named = [*m.attribution, *(src for c in configs for src in c.sources)]
+    named = [*m.attribution, *(src for c in configs for src in c.made_of.sources)]
     for line in (" ".join(x.split()) for src in named for x in src.split("; ")):
         if line and line not in credits:
             credits.append(line)
     body += [f"- {line}" for line in credits] or ["- (the dataset records no credits)"]
-    body += ["", "## Licences", "", "| config | licence |", "| --- | --- |"]
-    body += [f"| {c.task} | {', '.join(c.licenses)} |" for c in configs]
+    body += [
+        "",
+        "## Licences",
+        "",
+        "Each config's licences follow from what its samples record they are made of "
+        "(their provenance's source and OpenStreetMap extract).",
+        "",
+        "| config | licence | made from |",
+        "| --- | --- | --- |",
+    ]
+    for c in configs:
+        made = [*c.made_of.sources]
+        if not made:
+            made = ["(no source recorded)"]
+        body.append(f"| {c.task} | {', '.join(c.licenses)} | {_cell('; '.join(made))} |")
     body += [""]
-    body += [f"- `{x}`: {_LICENCE_NOTES[x]}" for x in licences]
+    body += [f"- `{x}`: {LICENCE_NOTES[x]}" for x in licences]
     body += ["", "## Contents", "", "| config | split | rows | files | images |"]
     body += ["| --- | --- | ---: | ---: | --- |"]
     for c in configs:

@@ -48,7 +48,7 @@ from cartoqa.exports import folder
 from cartoqa.models.baselines import oracle_answer
 from cartoqa.records import OSM_ATTRIBUTION, Sample
 from cartoqa.stores import Dataset
-from cartoqa.stores._files import sha256_file, write_atomic
+from cartoqa.stores._files import json_text, sha256_file, write_atomic
 
 __all__ = [
     "EXPORT_MARKER",
@@ -209,7 +209,7 @@ def _write(
         for rel, dest in row.images:
             if dest not in hashes:
                 hashes[dest] = _copy_image(dataset, row.sample, rel, stage / dest)
-    lines = "".join(json.dumps(_line(r), ensure_ascii=False) + "\n" for r in rows)
+    lines = "".join(json_text(_line(r), indent=None) + "\n" for r in rows)
     data = lines.encode("utf-8")
     write_atomic(stage / SAMPLES_FILE, data)
     hashes[SAMPLES_FILE] = hashlib.sha256(data).hexdigest()
@@ -268,6 +268,7 @@ folder:
 
 ```
 pip install inspect-ai
+cd path/to/this/folder
 # one task
 inspect eval cartoqa_tasks.py@{first} --model openai/gpt-4o
 # every task
@@ -278,9 +279,37 @@ inspect eval cartoqa_tasks.py@{first} -T split=test --model openai/gpt-4o
 inspect view
 ```
 
-Run it from this folder or give the module's path
-(`inspect eval path/to/this/folder/cartoqa_tasks.py@{first}`): the module finds
-`samples.jsonl` and `images/` beside itself.
+Give the module by a relative path, as above (from this folder, or
+`inspect eval ../exports/this-folder/cartoqa_tasks.py@{first}`): inspect 0.3.285 on
+Python 3.11 refuses an absolute path that names no task (`inspect eval
+/abs/path/cartoqa_tasks.py` fails with "Non-relative patterns are unsupported"; with
+`@TASK` it loads). The module finds `samples.jsonl` and `images/` beside itself.
+
+### Local models
+
+inspect's `hf/` provider (transformers in-process) sends text only and refuses image
+content: use it for the text-only tasks. For the map tasks, serve the model behind an
+OpenAI-compatible server and point inspect's `openai-api` provider at it (it sends each
+map as a base64 image in a chat-completions request):
+
+```
+vllm serve Qwen/Qwen2-VL-2B-Instruct --port 8000   # or: transformers serve --port 8000
+LOCAL_BASE_URL=http://localhost:8000/v1 LOCAL_API_KEY=local \
+  inspect eval cartoqa_tasks.py@{first} --model openai-api/local/Qwen/Qwen2-VL-2B-Instruct
+```
+
+### Offline
+
+inspect counts tokens with tiktoken's `o200k_base` tables (where a provider reports no
+usage, and for its context management), which tiktoken downloads on first use. Offline,
+fill a cache on a machine with network and point `TIKTOKEN_CACHE_DIR` at a copy of it:
+
+```
+TIKTOKEN_CACHE_DIR=$PWD/tiktoken-cache \\
+  python -c "import tiktoken; tiktoken.get_encoding('o200k_base')"
+# copy tiktoken-cache/ over, then on the offline machine:
+export TIKTOKEN_CACHE_DIR=/path/to/tiktoken-cache
+```
 
 | task | samples | splits | map image | command |
 |---|---|---|---|---|
@@ -300,7 +329,9 @@ Metrics: `accuracy` and `stderr` of the verdicts, and cartoqa's own metrics of t
 (`cartoqa_metrics`, reduced by the task's `TaskSpec`): the overall row by name (SR2, aSA,
 connectivity for SRN; rmse, mae, mape for RLE per unit and difficulty; ...), and each
 breakdown row as `GROUP/METRIC` (`zoom=18/SR2`), as `cartoqa score` groups them. With
-`--epochs N` cartoqa's metrics pool every epoch's answers.
+`--epochs N` cartoqa's metrics pool every epoch's answers. A metric cartoqa cannot compute
+(NaN: r² of one sample, SRN's connectivity without a road network) is left out: inspect's
+metrics are numbers, and NaN is not JSON.
 
 The scores depend on the installed cartoqa: use the version that exported this folder
 (cartoqa {__version__}); the module warns when another is installed.
@@ -328,6 +359,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import warnings
 from functools import cache
 from pathlib import Path
@@ -478,9 +510,13 @@ def cartoqa_metrics(task: str) -> Metric:
             )
         rows.sort(key=lambda row: row[0])
         table = tables_from_scores({{task: [(r[1], r[2]) for r in rows]}}, [], {{}}).get(task, {{}})
-        flat: dict[str, float | int | None] = {{}}
+        flat: dict[str, float | int] = {{}}
         for group, values in table.items():
             for name, number in values.items():
+                # no number (NaN: r2 of one sample) is left out: inspect's metrics
+                # are numbers, and its logs would write NaN, which strict JSON refuses
+                if number is None or (isinstance(number, float) and not math.isfinite(number)):
+                    continue
                 flat[name if group == "all" else f"{{group}}/{{name}}"] = number
         return flat
 

@@ -8,6 +8,10 @@ configs that lmms-eval reads with ``--include_path OUT``, scored by cartoqa's ow
                                       folder as an export)
     OUT/cartoqa.yaml                  the group ``cartoqa``: every task below but the extra
                                       splits' tasks
+    OUT/cartoqa_map.yaml              the group ``cartoqa_map``: those of them that show a
+                                      map (for image-text model classes: qwen2_vl, llava_hf)
+    OUT/cartoqa_gps.yaml              the group ``cartoqa_gps``: those that are text only
+                                      (for text model classes); each written where it has tasks
     OUT/cartoqa_<task>.yaml           one lmms-eval task per cartoqa task, on its ``test``
                                       split (its only split where it has no test split)
     OUT/cartoqa_<task>_<split>.yaml   the same task on each of its other splits
@@ -33,10 +37,17 @@ with the task's own table (``cartoqa.scoring.tables_from_scores``, what ``cartoq
 prints), so each number lmms-eval reports equals cartoqa's for the same answers.
 
 Only each task's overall rows are reported: the table's ``all`` row, and for RLE, whose
-table has one overall row per unit, each ``all <unit>`` row (metric ``rmse (all m)``...).
-The breakdowns by metadata and GPSBench's track scores (``cartoqa score``'s ``gps``
-table) are not: lmms-eval's group scores are means over a group's leaf tasks, which
-cannot express GPSBench's mean of two track means.
+table has one overall row per unit, each ``all <unit>`` row (metric ``rmse (all m)``...),
+of the samples of the lmms-eval task's split.  ``cartoqa score`` pools every split in its
+overall row: where a task has more than one split (GPS builds make dev and test), each
+lmms-eval task equals the ``split=<split>`` row of ``cartoqa score``'s table instead (GPS
+tables break down by split).  The breakdowns by metadata and GPSBench's track scores
+(``cartoqa score``'s ``gps`` table) are not reported: lmms-eval's group scores are means
+over a group's leaf tasks, which cannot express GPSBench's mean of two track means.
+
+A value cartoqa cannot compute (r² of one sample, RLE's rmse with every answer unread) is
+``None``, which lmms-eval writes as ``null`` in its results JSON and shows as ``N/A``
+(never NaN, which strict JSON readers refuse); the items it logs are strict JSON too.
 
 The export is written into a hidden sibling folder (``.OUT.staging-PID``) and renamed into
 place at the end: an earlier export at OUT stays whole until the new one is complete, and a
@@ -47,6 +58,7 @@ an earlier lmms-eval export of cartoqa's; any other folder is refused, never del
 from __future__ import annotations
 
 import json
+import math
 import re
 import threading
 from collections.abc import Mapping, Sequence
@@ -58,6 +70,7 @@ from cartoqa import __version__
 from cartoqa.errors import CartoqaError
 from cartoqa.exports import folder
 from cartoqa.exports.hf import export_hf
+from cartoqa.exports.licences import Sources, sources_of
 from cartoqa.models.baselines import oracle_answer
 from cartoqa.records import (
     OSM_ATTRIBUTION,
@@ -69,14 +82,17 @@ from cartoqa.records import (
     SampleScore,
 )
 from cartoqa.stores import Dataset
-from cartoqa.stores._files import sha256_file, write_atomic
+from cartoqa.stores._files import sha256_file, strict_json, write_atomic
 
 __all__ = [
     "DATA_DIR",
     "EXPORT_MARKER",
     "FILELOCK_REQUIREMENT",
+    "GPS_GROUP",
     "GROUP",
+    "INSTALL_COMMAND",
     "LMMS_EVAL_REQUIREMENT",
+    "MAP_GROUP",
     "README_FILE",
     "UTILS_FILE",
     "aggregate",
@@ -97,10 +113,24 @@ UTILS_FILE = "utils.py"
 DATA_DIR = "data"
 #: the group of every exported task
 GROUP = "cartoqa"
+#: the group of the tasks that show a map: for image-text model classes (qwen2_vl, llava_hf;
+#: llava_hf fails on a question without an image)
+MAP_GROUP = "cartoqa_map"
+#: the group of the text-only tasks: for text model classes (which would drop the maps)
+GPS_GROUP = "cartoqa_gps"
+#: family -> its group
+_FAMILY_GROUPS = {"map": MAP_GROUP, "gps": GPS_GROUP}
 #: the lmms-eval versions this export was tested with
 LMMS_EVAL_REQUIREMENT = "lmms-eval>=0.7.3,<0.8"
 #: lmms-eval 0.7.3's evaluator imports ``filelock._api``, which filelock 4 no longer has
 FILELOCK_REQUIREMENT = "filelock<4"
+#: lmms-eval 0.7.3's qwen2_vl and llava_hf modules import decord, which it does not install
+#: (eva-decord gives the same module where decord has no wheel, as on macOS)
+DECORD_REQUIREMENT = "decord"
+#: the one command that installs what the exported tasks and lmms-eval's model classes need
+INSTALL_COMMAND = (
+    f'pip install "{LMMS_EVAL_REQUIREMENT}" "{FILELOCK_REQUIREMENT}" {DECORD_REQUIREMENT} cartoqa'
+)
 #: the item key lmms-eval must not find in our items: its CLT standard error reads a
 #: number from each item's ``score_key`` (default "score")
 _SAMPLE_KEY = "sample"
@@ -186,10 +216,12 @@ def score_row(
     sample = sample_of_row(doc)
     response = results[0] if results else None
     score = score_sample(sample, response)
-    item = {
-        _SAMPLE_KEY: sample.model_dump(mode="json"),
-        _SCORE_KEY: score.model_dump(mode="json"),
-    }
+    item = strict_json(  # lmms-eval logs the items (--log_samples): no NaN in them
+        {
+            _SAMPLE_KEY: sample.model_dump(mode="json"),
+            _SCORE_KEY: score.model_dump(mode="json"),
+        }
+    )
     return {name: item for name in metrics}
 
 
@@ -199,12 +231,16 @@ _last_table: tuple[list[Any], dict[str, dict[str, float]]] | None = None
 _table_lock = threading.Lock()
 
 
-def aggregate(items: Sequence[Mapping[str, Any]], group: str, metric: str) -> float:
+def aggregate(items: Sequence[Mapping[str, Any]], group: str, metric: str) -> float | None:
     """One number of a task's cartoqa table (``group`` -> ``metric``), made of the items
-    ``score_row`` gave: the task's own reduction, as ``cartoqa score`` computes it.  NaN
-    where the items give no such row (no samples of that unit in this split)."""
+    ``score_row`` gave: the task's own reduction, as ``cartoqa score`` computes it.  None
+    where cartoqa gives no number (NaN: r² of one sample) or the items give no such row (no
+    samples of that unit in this split): lmms-eval writes it as ``null`` in its results
+    JSON (strict readers refuse NaN) and shows ``N/A``."""
     value = _table(items).get(group, {}).get(metric)
-    return float("nan") if value is None else value  # as cartoqa gives it (a count stays int)
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value  # as cartoqa gives it (a count stays int)
 
 
 def _table(items: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, float]]:
@@ -260,6 +296,8 @@ class _Task:
     splits: list[str]
     """The splits it has, the evaluated one first."""
     metrics: list[_Metric]
+    made_of: Sources
+    """What its samples are made from, and their licences (``cartoqa.exports.licences``)."""
 
     def name(self, split: str) -> str:
         """The lmms-eval task of ``split`` (the first split's: ``cartoqa_<task>``)."""
@@ -314,16 +352,30 @@ def _plan(dataset: Dataset) -> list[_Task]:
                 version=spec.version if spec is not None else "1",
                 splits=splits,
                 metrics=metrics,
+                made_of=sources_of(samples, family),
             )
         )
     lmms_names = [t.name(split) for t in tasks for split in t.splits]
+    lmms_names += [g for g, _ in _groups(tasks)]
     repeated = sorted({n for n in lmms_names if lmms_names.count(n) > 1})
     if repeated:
         raise CartoqaError(
             f"the lmms-eval task names {', '.join(repeated)} would be used twice (a cartoqa "
-            "task named like another's split); export the splits apart"
+            "task named like another's split, or like a group: cartoqa_map, cartoqa_gps); "
+            "export the splits apart, or rename the task"
         )
     return tasks
+
+
+def _groups(tasks: Sequence[_Task]) -> list[tuple[str, list[_Task]]]:
+    """(group, its tasks) for every group the export writes: ``cartoqa`` (every task), then
+    one per family that has tasks (``cartoqa_map``, ``cartoqa_gps``)."""
+    out = [(GROUP, list(tasks))]
+    for family, group in _FAMILY_GROUPS.items():
+        members = [t for t in tasks if t.family == family]
+        if members:
+            out.append((group, members))
+    return out
 
 
 def _has_images(samples: Sequence[Sample]) -> bool:
@@ -377,7 +429,8 @@ def _write(dataset: Dataset, tasks: Sequence[_Task], stage: Path) -> Any:
     for t in tasks:
         for split in t.splits:
             files[f"{t.name(split)}.yaml"] = _task_yaml(dataset, t, split, parquet[t.task]).encode()
-    files[f"{GROUP}.yaml"] = _group_yaml(tasks).encode()
+    for group, members in _groups(tasks):
+        files[f"{group}.yaml"] = _group_yaml(group, members).encode()
     files[UTILS_FILE] = _utils(tasks).encode()
     files[README_FILE] = _readme(dataset, tasks).encode()
     hashes: dict[str, str] = {}
@@ -400,8 +453,9 @@ def _task_yaml(
         f"# cartoqa task {task.task!r}, split {split!r}, of the dataset "
         f"{' '.join(dataset.manifest.name.split())!r}; exported by cartoqa {__version__}.",
     ]
-    if task.family == "map":
+    if task.made_of.osm_rendered:
         lines.append(f"# Map data {OSM_ATTRIBUTION} (ODbL).")
+    lines.append(f"# Licences: {', '.join(task.made_of.licences)} (README.md says what of).")
     lines += [
         f"task: {name}",
         "dataset_path: parquet",
@@ -444,11 +498,15 @@ def _task_yaml(
     return "\n".join(lines) + "\n"
 
 
-def _group_yaml(tasks: Sequence[_Task]) -> str:
+def _group_yaml(group: str, tasks: Sequence[_Task]) -> str:
+    what = {
+        GROUP: "every task of the cartoqa export",
+        MAP_GROUP: "the tasks of the cartoqa export that show a map (image-text models only)",
+        GPS_GROUP: "the text-only tasks of the cartoqa export (text models)",
+    }[group]
     lines = [
-        f"# every task of the cartoqa export, each on its test split; exported by cartoqa "
-        f"{__version__}.",
-        f"group: {GROUP}",
+        f"# {what}, each on its test split; exported by cartoqa {__version__}.",
+        f"group: {group}",
         "task:",
     ]
     lines += [f"  - {t.name(t.splits[0])}" for t in tasks]
@@ -522,7 +580,7 @@ def _py(text: str) -> str:
 
 def _credits(dataset: Dataset, tasks: Sequence[_Task]) -> list[str]:
     credits: list[str] = []
-    if any(t.family == "map" for t in tasks):
+    if any("odbl" in t.made_of.licences for t in tasks):
         credits.append(OSM_ATTRIBUTION)
     sources = sorted({s.provenance.source for s in dataset.samples if s.provenance.source})
     named = [*dataset.manifest.attribution, *sources]
@@ -536,6 +594,14 @@ def _readme(dataset: Dataset, tasks: Sequence[_Task]) -> str:
     m = dataset.manifest
     name = " ".join(m.name.split()) or "dataset"
     example = next((t for t in tasks if t.family == "map"), tasks[0])
+    comments = {
+        GROUP: "every task (models that take text with or without an image)",
+        MAP_GROUP: "the map tasks (image-text models)",
+        GPS_GROUP: "the text-only tasks (text models)",
+    }
+    group_lines = [
+        f"lmms-eval ... --include_path OUT --tasks {g}   # {comments[g]}" for g, _ in _groups(tasks)
+    ]
     body = [
         f"# cartoqa: {name}, as lmms-eval tasks",
         "",
@@ -548,11 +614,13 @@ def _readme(dataset: Dataset, tasks: Sequence[_Task]) -> str:
         "## Attribution",
         "",
     ]
-    if any(t.family == "map" for t in tasks):
+    rendered = [t.task for t in tasks if t.made_of.osm_rendered]
+    if rendered:
         body += [
             f"Map data {OSM_ATTRIBUTION}, under the Open Database License "
-            "(ODbL 1.0, https://www.openstreetmap.org/copyright): every map image here is "
-            "rendered from it.",
+            "(ODbL 1.0, https://www.openstreetmap.org/copyright): the map images of "
+            + ", ".join(f"`{x}`" for x in rendered)
+            + " are rendered from it.",
             "",
         ]
     body += [f"- {line}" for line in _credits(dataset, tasks)] or [
@@ -562,25 +630,39 @@ def _readme(dataset: Dataset, tasks: Sequence[_Task]) -> str:
         "",
         "## Running",
         "",
-        "cartoqa must be installed where lmms-eval runs (the tasks score with it):",
+        "cartoqa must be installed where lmms-eval runs (the tasks score with it); one "
+        "command installs what lmms-eval 0.7.3 and its model classes need besides:",
         "",
         "```sh",
-        f'pip install "{LMMS_EVAL_REQUIREMENT}" "{FILELOCK_REQUIREMENT}" cartoqa',
+        INSTALL_COMMAND,
         "lmms-eval --model MODEL --model_args ... --include_path OUT \\",
         f"    --tasks cartoqa_{example.task} --output_path results/",
-        f"lmms-eval ... --include_path OUT --tasks {GROUP}     # every task",
+        *group_lines,
         "```",
         "",
         f"(`{FILELOCK_REQUIREMENT}`: lmms-eval 0.7.3's evaluator imports `filelock._api`, "
-        "which filelock 4 no longer has.)  "
+        f"which filelock 4 no longer has; `{DECORD_REQUIREMENT}`: its `qwen2_vl` and "
+        "`llava_hf` model classes import it, and lmms-eval does not install it; where "
+        "decord has no wheel, `eva-decord` gives the same module.)  "
+        "lmms-eval exits with status 0 even when a model or task fails to load: check that "
+        "the results JSON under `--output_path` holds every task you asked for.  "
         "`OUT` is this folder; it may be moved whole (the YAMLs name their parquet files "
         "relative to themselves, which lmms-eval 0.7.3 resolves).  Offline, set "
         "`HF_DATASETS_OFFLINE=1`: the rows are in `data/`, nothing is downloaded.",
         "",
+        "Give each model class the group it can answer: an image-text class (`qwen2_vl`, "
+        f"`llava_hf`) `{MAP_GROUP}`, a text-only class `{GPS_GROUP}` (it would answer the map "
+        "questions without the map); `llava_hf` fails on a question without an image in "
+        "chat mode and answers nothing with `--force_simple`.  `llava_hf`'s image "
+        "processor resizes the map's short side to its input size and crops the centre: on "
+        "a wide map (1366x768) that cuts off the left and right edges, and with them the "
+        "scale bar (bottom left) that RLE's lengths are read from; give it RLE only with a "
+        "processor that pads or resizes without cropping.",
+        "",
         "## Tasks",
         "",
-        "| lmms-eval task | cartoqa task | split | rows | metrics |",
-        "| --- | --- | --- | ---: | --- |",
+        "| lmms-eval task | cartoqa task | split | rows | metrics | licences |",
+        "| --- | --- | --- | ---: | --- | --- |",
     ]
     counts: dict[str, dict[str, int]] = {}
     for s in dataset.samples:
@@ -591,12 +673,13 @@ def _readme(dataset: Dataset, tasks: Sequence[_Task]) -> str:
             metric_names = ", ".join(f"`{x.name}`" for x in t.metrics)
             body.append(
                 f"| {t.name(split)} | {t.task} | {split} | {counts[t.task][split]} | "
-                f"{metric_names} |"
+                f"{metric_names} | {', '.join(t.made_of.licences)} |"
             )
     body += [
         "",
         f"The group `{GROUP}` runs every task on its test split (its only split where it has "
-        "no test split); `cartoqa_<task>_<split>` runs another split.",
+        f"no test split), `{MAP_GROUP}` and `{GPS_GROUP}` the map and the text-only ones of "
+        "them; `cartoqa_<task>_<split>` runs another split.",
         "",
         "## What the tasks do",
         "",
@@ -606,10 +689,16 @@ def _readme(dataset: Dataset, tasks: Sequence[_Task]) -> str:
         "- generation: greedy, no stop strings, at most 1,024 new tokens for map tasks and "
         "8,192 for GPS tasks (as `cartoqa run`).",
         "- scoring: each answer by the task's cartoqa scorer; each metric is one cell of the "
-        "overall row of the task's `cartoqa score` table (`rmse (all m)`: RLE's row "
-        "`all m`).  Standard errors are not computed (`N/A`): cartoqa's metrics are not "
-        "means of per-sample values; `cartoqa report` gives bootstrap intervals.  The "
-        "breakdowns and GPSBench's track scores are `cartoqa score`'s alone.",
+        "overall row of the task's cartoqa table over the lmms-eval task's samples "
+        "(`rmse (all m)`: RLE's row `all m`).  Where the task has one split, that is "
+        "`cartoqa score`'s overall row for the same answers; where it has several (GPS "
+        "builds make dev and test), `cartoqa score` pools them in its overall row, and each "
+        "lmms-eval task equals its `split=<split>` row instead (GPS tables break down by "
+        "split).  A number cartoqa cannot compute (r² of one sample) is `null` in "
+        "lmms-eval's results JSON (`N/A` in its table).  Standard errors are not computed "
+        "(`N/A`): cartoqa's metrics are not means of per-sample values; `cartoqa report` "
+        "gives bootstrap intervals.  The breakdowns and GPSBench's track scores are "
+        "`cartoqa score`'s alone.",
         f"- `data/` is the Hugging Face export of the dataset (see `data/README.md`); "
         f"`{EXPORT_MARKER}` records what made this folder.",
         "",
@@ -635,6 +724,7 @@ def _marker(
         "dataset": m.name,
         "samples_sha256": m.samples_sha256,
         "group": GROUP,
+        "groups": {g: [t.name(t.splits[0]) for t in members] for g, members in _groups(tasks)},
         "tasks": {
             t.name(split): {
                 "cartoqa_task": t.task,

@@ -49,6 +49,7 @@ from typing import Any
 from cartoqa import __version__
 from cartoqa.errors import DatasetError
 from cartoqa.exports import folder
+from cartoqa.exports.licences import Sources, sources_of
 from cartoqa.records import OSM_ATTRIBUTION, ChoiceTruth, Sample
 from cartoqa.stores import Dataset
 from cartoqa.stores._files import sha256_file, write_atomic
@@ -335,6 +336,15 @@ def _marker(
 # -- the attribution -----------------------------------------------------------------------
 
 
+def _made_of(table: _Table) -> Sources:
+    """What a task's samples are made from, and their licences."""
+    from cartoqa.tasks.spec import get_task
+
+    spec = get_task(table.task)
+    family = spec.family if spec is not None else ("map" if table.has_images else "gps")
+    return sources_of(table.samples, family)
+
+
 def _credits(dataset: Dataset, tables: Sequence[_Table]) -> list[str]:
     """The lines of credit the data requires: OpenStreetMap's where a task shows maps, then
     the manifest's lines and the sources the samples name ("A; B": one line each)."""
@@ -356,6 +366,7 @@ def _readme(dataset: Dataset, tables: Sequence[_Table], stats: dict[str, dict[st
     name = " ".join(m.name.split()) or "dataset"
     open_ended = [t for t in tables if not t.mcq]
     mcq = [t for t in tables if t.mcq]
+    rendered = [t.task for t in tables if _made_of(t).osm_rendered]
     lines = [
         f"# cartoqa for VLMEvalKit: {name}",
         "",
@@ -368,8 +379,9 @@ def _readme(dataset: Dataset, tables: Sequence[_Table], stats: dict[str, dict[st
         "Map data © OpenStreetMap contributors, under the Open Database License "
         "(https://www.openstreetmap.org/copyright)"
         + (
-            ": every map image here is rendered from it."
-            if any(t.has_images for t in tables)
+            ": the map images of " + ", ".join(f"`{x}`" for x in rendered) + " are rendered "
+            "from it.  The credits the dataset records:"
+            if rendered
             else ".  The credits the dataset records:"
         ),
         "",
@@ -377,8 +389,8 @@ def _readme(dataset: Dataset, tables: Sequence[_Table], stats: dict[str, dict[st
         "",
         "## Files",
         "",
-        "| benchmark (`--data`) | task | rows | images stored | kind | l2-category |",
-        "| --- | --- | ---: | ---: | --- | --- |",
+        "| benchmark (`--data`) | task | rows | images stored | kind | l2-category | licences |",
+        "| --- | --- | ---: | ---: | --- | --- | --- |",
     ]
     for t in tables:
         st = stats[t.name]
@@ -386,7 +398,7 @@ def _readme(dataset: Dataset, tables: Sequence[_Table], stats: dict[str, dict[st
         images = str(st["images"]) if t.has_images else "text only"
         lines.append(
             f"| {t.name.removesuffix('.tsv')} | {t.task} | {st['rows']} | {images} | {kind} | "
-            f"{t.l2_key or '-'} |"
+            f"{t.l2_key or '-'} | {', '.join(_made_of(t).licences)} |"
         )
     lines += [
         "",
@@ -415,10 +427,17 @@ def _readme(dataset: Dataset, tables: Sequence[_Table], stats: dict[str, dict[st
             "the task's overall row of `cartoqa.scoring.score_run` (the numbers `cartoqa "
             "score` gives for the same answers) and writes the whole table, breakdowns "
             "included, beside the predictions file as `<predictions>_cartoqa_score.json`. "
-            "No judge model is used; an empty prediction counts as no answer.  VLMEvalKit "
-            "writes predictions as .xlsx unless `PRED_FORMAT=tsv` (or `json`) is set, and "
-            "Excel keeps at most 32,767 characters a cell: the class reads the samples from "
-            "the TSV then, but a longer answer reaches the scorer cut (it warns).",
+            "No judge model is used; an empty prediction counts as no answer.  The first "
+            "number `evaluate` returns is the task's headline metric (its task spec's: "
+            "`mape (all m)` for RLE, `SR2` for SRN; `CartoQADataset.headline`, `HEADLINES` "
+            "in the class file), which a summary that takes the first number shows.",
+            "",
+            "Run VLMEvalKit with `PRED_FORMAT=tsv` (or `json`): by default it writes "
+            "predictions as .xlsx, whose writer escapes control characters (`\\x16` becomes "
+            "`_x0016_`; the class undoes that when it reads an .xlsx, but a literal `_x0016_` "
+            "in an answer cannot be told from one) and where Excel keeps at most 32,767 "
+            "characters a cell (the class then reads the samples from the TSV, but a longer "
+            "answer reaches the scorer cut; it warns).",
             "",
         ]
     if mcq:
@@ -461,8 +480,20 @@ def _readme(dataset: Dataset, tables: Sequence[_Table], stats: dict[str, dict[st
 # -- the dataset class ------------------------------------------------------------------------
 
 
+def _headline(task: str) -> str:
+    """The metric a task is summed up by: its spec's ``headline``, else its first metric
+    (``cartoqa.tasks.spec.TaskSpec.headline``, as ``cartoqa report`` takes it)."""
+    from cartoqa.tasks.spec import get_task
+
+    spec = get_task(task)
+    if spec is None:
+        return "accuracy"
+    return spec.headline or spec.metrics[0]
+
+
 def _class_file(dataset: Dataset, tables: Sequence[_Table]) -> str:
     tsvs = {t.name.removesuffix(".tsv"): t.task for t in tables}
+    headlines = {name: _headline(task) for name, task in tsvs.items()}
     open_ended = tuple(n for n, t in zip(tsvs, tables, strict=True) if not t.mcq)
     export = {
         "dataset": dataset.manifest.name,
@@ -475,6 +506,7 @@ def _class_file(dataset: Dataset, tables: Sequence[_Table]) -> str:
         "@VERSION@": __version__,
         "@TSV_TASKS@": _py(tsvs),
         "@OPEN_ENDED@": _py(open_ended),
+        "@HEADLINES@": _py(headlines),
         "@ATTRIBUTION@": _py(tuple(_credits(dataset, tables))),
         "@EXPORT@": _py(export),
     }
@@ -522,6 +554,7 @@ import hashlib
 import json
 import math
 import os
+import re
 import warnings
 from typing import Any, ClassVar
 
@@ -536,6 +569,9 @@ except ImportError:  # without it: the same class on a plain base
 TSV_TASKS: dict[str, str] = @TSV_TASKS@
 #: the open-ended benchmarks, the ones this class serves in VLMEvalKit
 OPEN_ENDED: tuple[str, ...] = @OPEN_ENDED@
+#: benchmark name -> the metric its task is summed up by (the task spec's headline): the
+#: first key ``evaluate`` returns, one per overall row ("mape (all m)", "mape (all ft)")
+HEADLINES: dict[str, str] = @HEADLINES@
 #: the credits the data requires, shown with every result
 ATTRIBUTION: tuple[str, ...] = @ATTRIBUTION@
 #: the cartoqa dataset exported
@@ -558,9 +594,26 @@ def lmudata_root() -> str:
     return root
 
 
+#: how Excel writers (XlsxWriter, which VLMEvalKit's .xlsx predictions are written with)
+#: store a control character that XML cannot hold: "\\x16" becomes "_x0016_"
+_EXCEL_ESCAPE = re.compile(r"_x00(0[0-8BCEFbcef]|1[0-9A-Fa-f])_")
+
+
+def unescape_excel(text: str) -> str:
+    """``text`` as it was before an Excel writer escaped its control characters (U+0000 to
+    U+001F but tab, newline and carriage return, which XML holds): "_x0016_" -> "\\x16".
+    (openpyxl, which pandas reads .xlsx with, undoes the escape of a literal "_x" but not
+    these; a literal "_x0016_" in an answer cannot be told from an escaped control
+    character: write predictions with PRED_FORMAT=tsv to keep every character.)"""
+    if not isinstance(text, str) or "_x" not in text:
+        return text
+    return _EXCEL_ESCAPE.sub(lambda m: chr(int(m.group(1), 16)), text)
+
+
 def read_table(path: str) -> pd.DataFrame:
     """A TSV, CSV, Excel or JSON (records) file with every cell as the text written ("NA"
-    stays "NA", an empty cell is "")."""
+    stays "NA", an empty cell is ""; in an Excel file, control characters as they were
+    before the writer escaped them: ``unescape_excel``)."""
     suffix = os.path.splitext(str(path))[1].lower()
     options: dict[str, Any] = {"dtype": str, "keep_default_na": False}
     if suffix == ".tsv":
@@ -568,7 +621,8 @@ def read_table(path: str) -> pd.DataFrame:
     if suffix == ".csv":
         return pd.read_csv(path, **options)
     if suffix in (".xlsx", ".xls"):
-        return pd.read_excel(path, **options)
+        frame = pd.read_excel(path, **options)
+        return frame.apply(lambda column: column.map(unescape_excel))
     if suffix == ".json":  # VLMEvalKit's PRED_FORMAT=json: a list of records
         with open(path, encoding="utf-8") as f:
             records = json.load(f)
@@ -601,25 +655,46 @@ def resolve_images(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def _clean(value: Any) -> Any:
-    """NaN as None, for JSON."""
-    if isinstance(value, float) and math.isnan(value):
+    """NaN and infinities as None, for strict JSON (JavaScript and jq refuse NaN)."""
+    if isinstance(value, float) and not math.isfinite(value):
         return None
     if isinstance(value, dict):
         return {k: _clean(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_clean(v) for v in value]
     return value
 
 
-def _overall(table: dict[str, dict[str, float]]) -> dict[str, float]:
+def _overall(table: dict[str, dict[str, float]], headline: str | None = None) -> dict[str, float]:
     """A task's overall row ("all"); a task with one per unit (RLE: "all m", "all ft") gives
-    each metric of each, as "METRIC (all m)"."""
+    each metric of each, as "METRIC (all m)".  ``headline`` first (for each unit), so that
+    a summary that takes the first number takes the task's headline, not a sample count."""
     if "all" in table:
-        return dict(table["all"])
-    return {
-        f"{metric} ({group})": value
-        for group, row in table.items()
-        if group.startswith("all ")
-        for metric, value in row.items()
-    }
+        row = dict(table["all"])
+    else:
+        row = {
+            f"{metric} ({group})": value
+            for group, values in table.items()
+            if group.startswith("all ")
+            for metric, value in values.items()
+        }
+    if headline is None:
+        return row
+    first = [k for k in row if k == headline or k.startswith(f"{headline} (all ")]
+    return {**{k: row[k] for k in first}, **{k: v for k, v in row.items() if k not in first}}
+
+
+def _task_headline(task: str) -> str | None:
+    """The headline of ``task``: the one recorded at export, else the installed spec's."""
+    for name, of in TSV_TASKS.items():
+        if of == task and name in HEADLINES:
+            return HEADLINES[name]
+    try:
+        from cartoqa.tasks.spec import get_task
+    except ImportError:
+        return None
+    spec = get_task(task)
+    return (spec.headline or spec.metrics[0]) if spec is not None else None
 
 
 def _sample(sample_id: str, texts: list[Any]) -> Any:
@@ -700,13 +775,21 @@ def score_predictions(
         tables.pop("gps", None)  # one task's track score is its own accuracy again
     result: dict[str, Any] = {}
     for task in tasks:
-        row = _overall(tables[task])
+        row = _overall(tables[task], _task_headline(task))
         result.update(row if len(tasks) == 1 else {f"{task}: {k}": v for k, v in row.items()})
     out = os.path.splitext(str(files[0]))[0] + "_cartoqa_score.json"
-    report = {"attribution": list(ATTRIBUTION), "export": EXPORT, "scores": _clean(tables)}
-    with open(out, "w", encoding="utf-8") as f:
-        json.dump(report, f, indent=2, ensure_ascii=False)
-        f.write("\\n")
+    headlines = {t: h for t in tasks if (h := _task_headline(t)) is not None}
+    report = {
+        "attribution": list(ATTRIBUTION),
+        "export": EXPORT,
+        "headline": headlines,
+        "scores": _clean(tables),
+    }
+    text = json.dumps(report, indent=2, ensure_ascii=False, allow_nan=False)
+    tmp = f"{out}.{os.getpid()}.tmp"
+    with open(tmp, "w", encoding="utf-8") as f:
+        f.write(text + "\\n")
+    os.replace(tmp, out)
     return result
 
 
@@ -729,6 +812,9 @@ class CartoQADataset(_Base):
             self.data = self.load_data(dataset)
         self.data = resolve_images(self.data)
         self.task = TSV_TASKS.get(dataset)
+        #: the metric the benchmark is summed up by (its task spec's headline): the first
+        #: key of ``evaluate``'s result
+        self.headline = HEADLINES.get(dataset)
 
     @classmethod
     def supported_datasets(cls) -> list[str]:
@@ -777,7 +863,8 @@ class CartoQADataset(_Base):
         return msgs
 
     def evaluate(self, eval_file: str, **judge_kwargs: Any) -> dict[str, Any]:
-        """cartoqa's scores of a predictions file (``score_predictions``); no judge model is
-        used, so ``judge_kwargs`` are ignored."""
+        """cartoqa's scores of a predictions file (``score_predictions``): the task's
+        overall row, its headline first (``HEADLINES``: a summary that takes the first
+        number takes it); no judge model is used, so ``judge_kwargs`` are ignored."""
         return score_predictions(eval_file, getattr(self, "data", None))
 '''

@@ -27,9 +27,11 @@ from cartoqa.exports.hf import CARD_FILE, EXPORT_MARKER, RELOAD, export_hf  # no
 from cartoqa.models.baselines import oracle_answer  # noqa: E402
 from cartoqa.records import (  # noqa: E402
     OSM_ATTRIBUTION,
+    ChoiceTruth,
     CountTruth,
     GroundTruth,
     Metadata,
+    NumberTruth,
     Prompt,
     Provenance,
     Sample,
@@ -302,6 +304,70 @@ def test_card_of_the_kinds_dataset_names_every_config(tmp_path):
     assert all([f["split"] for f in c["data_files"]] == ["test"] for c in meta["configs"])
     assert meta["license"] == ["odbl", "unknown"]
     assert "© OpenStreetMap contributors" in card
+
+
+def legend_and_map_dataset(folder: Path, legend_task: str) -> Dataset:
+    """Legend images made as ``cartoqa.tasks.mfs`` makes them (provenance and manifest
+    credit as it writes them: the openstreetmap-carto style, iD tagging schema names, no
+    extract) under ``legend_task``, and a map rendered from an OSM extract."""
+    from cartoqa.tasks.build import OSM_SOURCE
+    from cartoqa.tasks.mfs import LEGEND_CREDIT, LEGEND_SOURCE
+
+    legend = Provenance(generator="tests", seed=1, style_version="5.9.0", source=LEGEND_SOURCE)
+    extract = Provenance(
+        generator="tests", seed=1, extract_hash="cd" * 32, style_version="5.9.0", source=OSM_SOURCE
+    )
+    with DatasetWriter(folder, name="legend") as w:
+        for i in range(2):
+            w.add(
+                Sample(
+                    id=f"legend-{i}",
+                    task=legend_task,
+                    prompt=Prompt(text="Which feature?", images=[w.add_image(f"l{i}.png", png(i))]),
+                    ground_truth=(
+                        ChoiceTruth(answer="A", options={"A": "Bank", "B": "Cafe"})
+                        if legend_task == "mfs"
+                        else CountTruth(value=1, feature_type="bank")
+                    ),
+                    provenance=legend,
+                )
+            )
+            w.add(
+                Sample(
+                    id=f"route-{i}",
+                    task="rle",
+                    prompt=Prompt(text="How long?", images=[w.add_image(f"r{i}.png", png(9 + i))]),
+                    ground_truth=NumberTruth(value=400.0 + i, unit="m"),
+                    metadata=Metadata(unit="m", difficulty="simple"),
+                    provenance=extract,
+                )
+            )
+        w.finish(seeds=[1], attribution=[OSM_ATTRIBUTION, LEGEND_CREDIT])
+    return load_dataset(folder)
+
+
+@pytest.mark.parametrize("legend_task", ["mfs", "stmf_count"])
+def test_each_config_is_labelled_by_what_its_samples_are_made_of(tmp_path, legend_task):
+    """Legend images drawn in the openstreetmap-carto style (CC0) on a synthetic grid, named
+    from the iD tagging schema (ISC), are not ODbL nor rendered from OSM data; a map from an
+    extract is.  The labels come from the samples' provenance, whatever the task (issue 26,
+    finding 5)."""
+    ds = legend_and_map_dataset(tmp_path / "ds", legend_task)
+    result = export_hf(ds, tmp_path / "hf")
+    assert result.licenses == {legend_task: ("cc0-1.0", "isc"), "rle": ("odbl",)}
+    card = (tmp_path / "hf" / CARD_FILE).read_text(encoding="utf-8")
+    assert front_matter(card)["license"] == ["odbl", "cc0-1.0", "isc"]
+    assert "every map image here is rendered" not in card
+    assert "the map images of `rle` are rendered from it" in card
+    legend_row = next(x for x in card.splitlines() if x.startswith(f"| {legend_task} | "))
+    assert "odbl" not in legend_row and "openstreetmap-carto legend" in legend_row
+    assert "- `cc0-1.0`: CC0 1.0" in card and "- `isc`: ISC" in card
+    credits = card.split("## Attribution")[1].split("## ")[0]
+    assert "- Legend drawn with the openstreetmap-carto style (CC0)" in credits
+    assert "- feature names from the iD tagging schema (ISC)" in credits
+    assert f"- {OSM_ATTRIBUTION}" in credits
+    marker = json.loads((tmp_path / "hf" / EXPORT_MARKER).read_text(encoding="utf-8"))
+    assert marker["licenses"][legend_task] == ["cc0-1.0", "isc"]
 
 
 def test_existing_export_kept_without_overwrite(tmp_path):

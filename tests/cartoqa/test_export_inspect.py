@@ -142,10 +142,16 @@ def test_inspect_reports_cartoqas_metrics(evaluated: dict[str, Any]) -> None:
         expected = score_run(ds.samples, evaluated["answers"][model])
         assert set(evaluated["logs"][model]) == set(evaluated["tasks"])
         for task, log in evaluated["logs"][model].items():
+            # a metric with no number (NaN) is left out: not a JSON number
             want = {
-                group: {k: v for k, v in row.items() if v is not None}
+                group: {
+                    k: v
+                    for k, v in row.items()
+                    if v is not None and not (isinstance(v, float) and math.isnan(v))
+                }
                 for group, row in expected[task].items()
             }
+            want = {group: row for group, row in want.items() if row}
             got = _inspect_table(log)
             assert set(got) == set(want), (model, task)
             for group, row in want.items():
@@ -330,6 +336,67 @@ def test_inspect_cli_lists_every_task(exported: dict[str, Any], tmp_path: Path) 
     assert done.returncode == 0, done.stderr
     listed = set(done.stdout.split())
     assert listed == {f"{MODULE_FILE}@{t}" for t in {s.task for s in exported["ds"]}}
+
+
+def test_map_task_through_an_openai_compatible_server_from_a_relative_path(
+    tmp_path: Path,
+) -> None:
+    """The README's way to run a map task with a local model: inspect's own CLI, the module
+    by a relative path, ``openai-api/local/...`` against an OpenAI-compatible server (here a
+    real local HTTP server that answers deterministically): the map reaches the server, the
+    log says success and is strict JSON (connectivity of one SRN sample is no number) (issue
+    26, findings 20 and 12)."""
+    from cartoqa.testing.fake_openai import FakeOpenAIServer
+
+    ds = kinds_dataset(tmp_path / "ds", copies=1)
+    out = export_inspect(ds, tmp_path / "export")
+    readme = (out / README_FILE).read_text(encoding="utf-8")
+    for needle in (
+        "inspect eval cartoqa_tasks.py@",
+        "refuses an absolute path",
+        "TIKTOKEN_CACHE_DIR",
+        "o200k_base",
+        "`hf/`",
+        "refuses image",
+        "transformers serve",
+        "vllm serve",
+        "--model openai-api/local/",
+        "LOCAL_BASE_URL",
+    ):
+        assert needle in readme, needle
+    (srn,) = [s for s in ds if s.task == "srn"]
+    with FakeOpenAIServer() as server:
+        env = {
+            **os.environ,
+            "LOCAL_BASE_URL": server.url,
+            "LOCAL_API_KEY": "local",
+            "XDG_DATA_HOME": str(tmp_path / "data"),
+            "XDG_CACHE_HOME": str(tmp_path / "cache"),
+        }
+        command = [
+            sys.executable, "-m", "inspect_ai", "eval", f"{MODULE_FILE}@srn",
+            "--model", "openai-api/local/tiny-vlm",
+            "--log-dir", str(tmp_path / "logs"), "--log-format", "json",
+            "--display", "none",
+        ]  # fmt: skip
+        done = subprocess.run(
+            command, cwd=out, env=env, capture_output=True, text=True, timeout=300
+        )
+        assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+        (request,) = server.log
+    assert request.text.endswith(srn.prompt.text) and request.system == srn.prompt.system
+    image = (ds.path / srn.prompt.images[0]).read_bytes()
+    assert request.images == [image]  # the map, byte for byte
+    (log_file,) = (tmp_path / "logs").glob("*.json")
+    text = log_file.read_text(encoding="utf-8")
+    log = json.loads(text, parse_constant=lambda c: pytest.fail(f"{c} in inspect's log"))
+    assert log["status"] == "success"
+    metrics = {m["name"] for s in log["results"]["scores"] for m in s["metrics"].values()}
+    assert {"SR2", "aSA"} <= metrics and "connectivity" not in metrics
+    assert math.isnan(score_run(ds.samples, {})["srn"]["all"]["connectivity"])
+    # every line of samples.jsonl is strict JSON
+    for line in (out / SAMPLES_FILE).read_text(encoding="utf-8").splitlines():
+        json.loads(line, parse_constant=lambda c: pytest.fail(f"{c} in samples.jsonl"))
 
 
 def test_exporting_needs_no_inspect_ai(tmp_path: Path) -> None:

@@ -41,7 +41,10 @@ from cartoqa.exports.hf import EXPORT_MARKER as HF_MARKER  # noqa: E402
 from cartoqa.exports.hf import export_hf  # noqa: E402
 from cartoqa.exports.lmms_eval import (  # noqa: E402
     EXPORT_MARKER,
+    GPS_GROUP,
     GROUP,
+    INSTALL_COMMAND,
+    MAP_GROUP,
     README_FILE,
     export_lmms_eval,
     sample_of_row,
@@ -114,17 +117,24 @@ def _leaf_tasks(task_dict: dict) -> dict[str, Any]:
 
 
 def _as_text(x: Any) -> str:
-    """NaN (SRN connectivity without a network) compares equal only as text."""
-    return json.dumps(x, sort_keys=True)
+    """Numbers compared as strict JSON text: an int stays an int, and NaN is refused (the
+    export reports None where cartoqa has no number)."""
+    return json.dumps(x, sort_keys=True, allow_nan=False)
+
+
+def _strict(value: Any) -> Any:
+    """cartoqa's number as lmms-eval must report it: None for NaN (SRN's connectivity
+    without a network, r² of one sample)."""
+    return None if isinstance(value, float) and math.isnan(value) else value
 
 
 def _expected(ds: Dataset, responses: dict[str, str | None], marker: dict) -> dict:
     """lmms-eval task -> metric name -> what ``cartoqa score`` gives for those answers
-    (NaN where its table has no such cell: the answers gave no value to reduce)."""
+    (None where its table has no such cell, or NaN there)."""
     tables = score_run(ds.samples, responses)
     return {
         name: {
-            metric: tables[info["cartoqa_task"]].get(group, {}).get(column, math.nan)
+            metric: _strict(tables[info["cartoqa_task"]].get(group, {}).get(column))
             for metric, (group, column) in info["metrics"].items()
         }
         for name, info in marker["tasks"].items()
@@ -182,9 +192,46 @@ def test_every_task_loads_with_its_rows_and_metrics(exported):
     }
     # the parquet files are named relative to the YAMLs' folder (and found from elsewhere)
     assert Path.cwd() != out
-    for yaml in out.glob("cartoqa_*.yaml"):
-        text = yaml.read_text(encoding="utf-8")
+    for name in marker["tasks"]:
+        text = (out / f"{name}.yaml").read_text(encoding="utf-8")
         assert str(out) not in text and '- "data/data/' in text
+
+
+def test_map_and_text_tasks_have_groups_of_their_own(exported):
+    """An image-text model class (llava_hf fails on a question without an image) runs
+    cartoqa_map, a text-only one cartoqa_gps: neither group holds the other kind (issue 26,
+    finding 19)."""
+    ds, manager, out = exported["ds"], exported["manager"], exported["out"]
+    family = {s.task: get_task(s.task).family for s in ds}  # type: ignore[union-attr]
+    with_images = {s.task for s in ds if s.prompt.images}
+    assert with_images == {t for t, f in family.items() if f == "map"}
+    for group, kind in ((MAP_GROUP, "map"), (GPS_GROUP, "gps")):
+        tasks = _leaf_tasks(get_task_dict([group], manager))
+        assert set(tasks) == {f"cartoqa_{t}" for t, f in family.items() if f == kind}, group
+        for obj in tasks.values():  # every row of a map task shows its map, none of a GPS one
+            shown = [len(obj.doc_to_visual(doc)) for doc in obj.test_docs()]
+            assert shown == [1 if kind == "map" else 0] * len(shown)
+    marker = _marker(out)
+    assert marker["groups"][MAP_GROUP] == sorted(f"cartoqa_{t}" for t in with_images)
+    assert set(marker["groups"][GROUP]) == {f"cartoqa_{t}" for t in family}
+    readme = (out / README_FILE).read_text(encoding="utf-8")
+    for needle in (
+        f"--tasks {MAP_GROUP}",
+        f"--tasks {GPS_GROUP}",
+        "llava_hf",
+        "scale bar",
+        "decord",
+        "exits with status 0",
+        "split=<split>",
+    ):
+        assert needle in readme, needle
+    assert INSTALL_COMMAND in readme
+
+
+def test_a_text_only_dataset_writes_no_map_group(offline, tmp_path):
+    out = export_lmms_eval(text_dataset(tmp_path / "t", 2), tmp_path / "export")
+    assert not (out / f"{MAP_GROUP}.yaml").exists()
+    assert _marker(out)["groups"] == {GROUP: ["cartoqa_distance"], GPS_GROUP: ["cartoqa_distance"]}
 
 
 def test_doc_to_visual_gives_the_datasets_images_pixel_for_pixel(exported):
@@ -392,10 +439,18 @@ def test_other_splits_are_tasks_of_their_own_and_the_folder_moves(offline, tmp_p
             for metric, item in obj.process_results(doc, [responses[doc["id"]]]).items():
                 items.setdefault(metric, []).append(item)
         table = score_run(split_samples, responses)[info["cartoqa_task"]]
+        # cartoqa score pools the splits in its overall row; GPS tables break down by
+        # split, and each lmms-eval task equals its split's row (the README says so)
+        whole = score_run(ds.samples, responses)[info["cartoqa_task"]]
+        splits = {s.split for s in ds if s.task == info["cartoqa_task"]}
         for metric, (group_row, column) in info["metrics"].items():
-            assert _as_text(obj.aggregation()[metric](items[metric])) == _as_text(
-                table[group_row][column]
-            )
+            got = obj.aggregation()[metric](items[metric])
+            assert _as_text(got) == _as_text(_strict(table[group_row][column]))
+            row = f"split={info['split']}" if len(splits) > 1 else group_row
+            assert _as_text(got) == _as_text(_strict(whole[row][column])), (name, metric)
+    # distance has a dev and a test split: its lmms-eval task is not the overall row
+    distance = score_run(ds.samples, responses)["distance"]
+    assert distance["all"]["n"] == 5 and distance["split=test"]["n"] == 3
     readme = (moved / README_FILE).read_text(encoding="utf-8")
     assert "© OpenStreetMap contributors" in readme
     credits = readme.split("## Attribution")[1].split("## ")[0]
@@ -408,12 +463,24 @@ def test_other_splits_are_tasks_of_their_own_and_the_folder_moves(offline, tmp_p
     assert not list(tmp_path.glob(".export.staging-*"))
 
 
-def test_empty_items_aggregate_to_nan(offline, tmp_path):
+def test_no_number_aggregates_to_none_never_nan(offline, tmp_path):
+    """r² of a one-sample task and a metric of no items are None (lmms-eval writes null),
+    not NaN, which strict JSON readers refuse (issue 26, finding 12)."""
     ds = text_dataset(tmp_path / "t", 2)
     out = export_lmms_eval(ds, tmp_path / "export")
     manager = TaskManager(include_path=str(out), include_defaults=False)
     (obj,) = _leaf_tasks(get_task_dict(["cartoqa_distance"], manager)).values()
-    assert math.isnan(obj.aggregation()["accuracy"]([]))
+    assert obj.aggregation()["accuracy"]([]) is None
+    one = kinds_dataset(tmp_path / "one", copies=1)
+    out = export_lmms_eval(one, tmp_path / "one-export")
+    manager = TaskManager(include_path=str(out), include_defaults=False)
+    (rle,) = _leaf_tasks(get_task_dict(["cartoqa_rle"], manager)).values()
+    (doc,) = rle.eval_docs_no_media
+    item = rle.process_results(doc, ["300 m"])["r2 (all ?)"]
+    json.dumps(item, allow_nan=False)  # the item lmms-eval logs is strict JSON too
+    assert math.isnan(score_run(one.samples, {"rle-000": "300 m"})["rle"]["all ?"]["r2"])
+    assert rle.aggregation()["r2 (all ?)"]([item]) is None
+    assert rle.aggregation()["rmse (all ?)"]([item]) == 112.5
 
 
 # -- the folder it writes ------------------------------------------------------------------------

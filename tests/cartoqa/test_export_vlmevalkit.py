@@ -386,6 +386,75 @@ def test_evaluate_falls_back_on_the_tsv_and_names_bad_files(runs, monkeypatch, t
         obj.evaluate(str(tmp_path / "preds.parquet"))
 
 
+def test_xlsx_predictions_keep_their_control_characters(runs, monkeypatch, tmp_path):
+    """VLMEvalKit's default .xlsx predictions (written by XlsxWriter) store a control
+    character as "_x0016_": the class reads them back as written, so an .xlsx scores as the
+    same predictions in a TSV (issue 26, finding 21)."""
+    pytest.importorskip("xlsxwriter", reason="VLMEvalKit writes .xlsx with XlsxWriter (dev extra)")
+    _ds, tmp, answers = runs
+    monkeypatch.setenv("LMUData", str(tmp / "out"))
+    module = load_class_module(tmp / "out")
+    obj = module.CartoQADataset("CartoQA_rle")
+    # a control character before the number: the scorer reads 412.5 either way, unless it
+    # is rewritten to "_x0016_412.5", whose first number is 16
+    responses = {sid: "\x16" + (text or "") for sid, text in answers["oracle"].items()}
+    tsv = predictions_file(obj, responses, tmp_path / "rle.tsv")
+    frame = pd.read_csv(tsv, sep="\t", dtype=str, keep_default_na=False)
+    frame.loc[0, "prediction"] += " _x0041_ \x01\x1f"  # a literal escape survives too
+    frame.to_csv(tsv, sep="\t", index=False)
+    xlsx = tmp_path / "rle.xlsx"
+    frame.to_excel(xlsx, index=False, engine="xlsxwriter")  # as vlmeval.smp.dump does
+    back = module.read_table(str(xlsx))
+    assert back["prediction"].tolist() == frame["prediction"].tolist()
+    assert back["cartoqa_sample"].tolist() == frame["cartoqa_sample"].tolist()
+    from_tsv = obj.evaluate(str(tsv))
+    assert same_numbers(obj.evaluate(str(xlsx)), from_tsv)
+    assert from_tsv["mape (all ?)"] == 0.0  # the oracle's numbers, read right
+    text = (tmp / "out" / README_FILE).read_text(encoding="utf-8")
+    assert "PRED_FORMAT=tsv" in text and "_x0016_" in text
+
+
+def test_evaluate_puts_the_tasks_headline_first(runs, monkeypatch, tmp_path):
+    """VLMEvalKit's summary takes the first number evaluate returns: it is the task spec's
+    headline (RLE's mape per unit, not its sample count n) (issue 26, finding 21)."""
+    ds, tmp, answers = runs
+    monkeypatch.setenv("LMUData", str(tmp / "out"))
+    module = load_class_module(tmp / "out")
+    for task in sorted({s.task for s in ds}):
+        spec = get_task(task)
+        assert spec is not None
+        want = spec.headline or spec.metrics[0]
+        name = tsv_name(task).removesuffix(".tsv")
+        assert module.HEADLINES[name] == want
+        if name not in module.OPEN_ENDED:
+            continue
+        obj = module.CartoQADataset(name)
+        assert obj.headline == want
+        got = obj.evaluate(str(predictions_file(obj, answers["random"], tmp_path / f"{name}.tsv")))
+        first = next(iter(got))
+        assert first == want or first.startswith(f"{want} (all "), (task, list(got))
+    rle = get_task("rle")
+    assert rle is not None and rle.headline == "mape"
+    report = json.loads((tmp_path / "CartoQA_rle_cartoqa_score.json").read_text(encoding="utf-8"))
+    assert report["headline"] == {"rle": "mape"}
+
+
+def test_score_report_is_strict_json(monkeypatch, tmp_path):
+    """r² of a one-sample group is no number: the report beside the predictions says null,
+    never NaN (issue 26, finding 12)."""
+    ds = kinds_dataset(tmp_path / "ds", copies=1)
+    export_vlmevalkit(ds, tmp_path / "out")
+    monkeypatch.setenv("LMUData", str(tmp_path / "out"))
+    module = load_class_module(tmp_path / "out")
+    obj = module.CartoQADataset("CartoQA_rle")
+    pred = predictions_file(obj, {"rle-000": "300 m"}, tmp_path / "rle.tsv")
+    got = obj.evaluate(str(pred))
+    assert math.isnan(got["r2 (all ?)"])  # the number itself, as cartoqa gives it
+    text = (tmp_path / "rle_cartoqa_score.json").read_text(encoding="utf-8")
+    report = json.loads(text, parse_constant=lambda c: pytest.fail(f"{c} in the report"))
+    assert report["scores"]["rle"]["all ?"]["r2"] is None
+
+
 # -- the README and the folder ------------------------------------------------------------------
 
 
