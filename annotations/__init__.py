@@ -8,6 +8,8 @@ truth: accept, correct or reject a sample.
 - ``annotations.decisions``: the store of decisions (SQLite, append-only);
 - ``annotations.export``: the reviewed dataset; ``annotations.label_studio``: the
   Label Studio round trip;
+- ``annotations.checks``: what a correction can break that the store does not refuse (a
+  corrected route the map's roads do not connect);
 - ``annotations.drawing``: ``draw_sample``, a sample's map with its ground truth drawn
   over it (the drawing ``cartoqa audit`` writes and the review tool shows), and
   ``describe_sample``, the same truth as lines of text.

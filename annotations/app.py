@@ -21,11 +21,22 @@ tool works without it.
   version it was made on.  Then on to the next sample under the filter.
 - ``GET ROOT/drawing/{id}.png``, ``GET ROOT/images/{file}``: the drawing, and the
   map itself (only files inside the dataset's ``images/``).
-- ``POST ROOT/export``: write the reviewed dataset to ``export_dir``.
+- ``POST ROOT/export``: write the reviewed dataset to ``export_dir``, then redirect to
+  the list, which says what was written (a reload does not export again).
+
+A corrected route is checked on the map's road network (``annotations.checks``): steps
+it does not connect are refused unless the reviewer ticks "store it anyway".  The
+reviewer's name is kept in a cookie signed with a key made from the token, so no other
+local page can set it.  Handlers that touch the store run in a thread pool; a store held
+by another process past ``BUSY_TIMEOUT_S`` answers 503.
 """
 
+import hashlib
+import hmac
 import io
 import json
+import sqlite3
+import threading
 from collections import OrderedDict
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -37,7 +48,17 @@ from cartoqa.errors import CartoqaError
 from cartoqa.records import TRUTHS, Sample
 from cartoqa.stores import Dataset
 
-from .decisions import REASONS, VERDICTS, Decision, DecisionError, DecisionStore, StaleEditError
+from .checks import route_problem
+from .decisions import (
+    REASONS,
+    VERDICTS,
+    Decision,
+    DecisionError,
+    DecisionStore,
+    StaleEditError,
+    StoreBusyError,
+    check_reviewer,
+)
 from .fields import (
     JSON_FIELD,
     FormError,
@@ -47,7 +68,7 @@ from .fields import (
     read_form,
     truth_json,
 )
-from .guard import TokenGate, image_file
+from .guard import MAX_BODY, TokenGate, image_file
 from .queue import STATUSES, Filters, ReviewQueue, Row
 
 __all__ = ["ReviewServerError", "check_export_dir", "create_app", "need_web"]
@@ -55,9 +76,12 @@ __all__ = ["ReviewServerError", "check_export_dir", "create_app", "need_web"]
 STATIC = Path(__file__).with_name("static")
 STATIC_FILES = {"review.js": "text/javascript", "review.css": "text/css"}
 REVIEWER_COOKIE = "cartoqa_reviewer"
-MAX_REVIEWER = 200
 DRAWING_CACHE = 64
-MAX_FORM_BYTES = 1_000_000
+MAX_FORM_BYTES = MAX_BODY
+#: how long a request waits for a store another process holds, before "busy" (503)
+BUSY_TIMEOUT_S = 3.0
+#: the form's box that stores a corrected route the map's roads do not connect
+ROUTE_ANYWAY = "route_anyway"
 MAX_ROWS = 1000
 _CACHED = {"Cache-Control": "private, max-age=600"}  # drawings and maps: their URLs change
 _KEEP = ("reviewer", "reason", "reason_text")
@@ -109,20 +133,33 @@ def check_export_dir(dataset: Dataset, out: Path) -> None:
 
 
 def changes(before: dict[str, Any], after: dict[str, Any] | None) -> list[tuple[str, str, str]]:
-    """(part, before, after) for each top-level key of a truth a decision changed, the
-    values as JSON cut to 300 characters; a rejection is one line."""
+    """(part, before, after) for each part of a truth a decision changed, whole (nothing
+    cut): objects are followed down to the parts that changed ("features.bank.count"), so
+    a feature table shows the rows that changed, not the table; a rejection is one line."""
     if after is None:
         return [("(sample)", "kept", "rejected")]
+    out: list[tuple[str, str, str]] = []
+    _diff(before, after, "", out)
+    return out
 
-    def cut(v: Any) -> str:
-        s = json.dumps(v, ensure_ascii=False)
-        return s if len(s) <= 300 else s[:299] + "…"
 
-    return [
-        (k, cut(before.get(k)), cut(after.get(k)))
-        for k in sorted(set(before) | set(after))
-        if json.dumps(before.get(k), sort_keys=True) != json.dumps(after.get(k), sort_keys=True)
-    ]
+_ABSENT = object()
+
+
+def _diff(before: Any, after: Any, where: str, out: list[tuple[str, str, str]]) -> None:
+    def text(v: Any) -> str:
+        return "(none)" if v is _ABSENT else json.dumps(v, ensure_ascii=False)
+
+    if isinstance(before, dict) and isinstance(after, dict):
+        for k in sorted(set(before) | set(after)):
+            b, a = before.get(k, _ABSENT), after.get(k, _ABSENT)
+            if b is _ABSENT or a is _ABSENT:
+                if not (b is _ABSENT and a is _ABSENT):
+                    out.append((f"{where}{k}", text(b), text(a)))
+            elif json.dumps(b, sort_keys=True) != json.dumps(a, sort_keys=True):
+                _diff(b, a, f"{where}{k}.", out)
+        return
+    out.append((where.rstrip("."), text(before), text(after)))
 
 
 def shown_before(sample: Sample, history: list[Decision]) -> list[dict[str, Any]]:
@@ -160,17 +197,20 @@ class _Drawings:
 
     def __init__(self) -> None:
         self._png: OrderedDict[tuple[str, int], bytes] = OrderedDict()
+        self._lock = threading.Lock()  # handlers run in a thread pool
 
     def get(self, key: tuple[str, int]) -> bytes | None:
-        png = self._png.get(key)
-        if png is not None:
-            self._png.move_to_end(key)
-        return png
+        with self._lock:
+            png = self._png.get(key)
+            if png is not None:
+                self._png.move_to_end(key)
+            return png
 
     def put(self, key: tuple[str, int], png: bytes) -> None:
-        self._png[key] = png
-        while len(self._png) > DRAWING_CACHE:
-            self._png.popitem(last=False)
+        with self._lock:
+            self._png[key] = png
+            while len(self._png) > DRAWING_CACHE:
+                self._png.popitem(last=False)
 
 
 def _draw_png(sample: Sample, image: Path | None) -> bytes:
@@ -189,13 +229,46 @@ def _draw_png(sample: Sample, image: Path | None) -> bytes:
 
 
 def _reviewer_problem(name: str) -> str:
-    if not name:
+    if not name.strip():
         return "Write your name in 'Reviewer' first: every decision names its reviewer."
-    if len(name) > MAX_REVIEWER:
-        return f"A reviewer's name is at most {MAX_REVIEWER} characters."
-    if not any(ch.isalnum() for ch in name):
-        return f"{name!r} is not a name: use letters or digits."
+    try:
+        check_reviewer(name)
+    except DecisionError as exc:
+        got = str(exc)
+        if "nothing is left" in got:
+            return f"{name!r} is not a name once invisible characters are removed: write yours."
+        return got[0].upper() + got[1:] + "."
     return ""
+
+
+class _Signer:
+    """The reviewer's name kept in a cookie that only this tool can have written: browsers
+    send a 127.0.0.1 cookie to every port, and let any local page write one, so the name
+    is signed with a key made from the token (which other pages do not know)."""
+
+    def __init__(self, token: str) -> None:
+        self._key = hashlib.sha256(b"cartoqa review: reviewer cookie\0" + token.encode()).digest()
+
+    def _mac(self, name: str) -> str:
+        return hmac.new(self._key, name.encode("utf-8"), hashlib.sha256).hexdigest()[:32]
+
+    def value(self, name: str) -> str:
+        return f"{quote(name, safe='')}.{self._mac(name)}"
+
+    def name(self, cookie_header: str) -> str:
+        """The first cookie of the name this tool signed, read from the raw header (another
+        page's cookie of the same name is sent beside it, and ignored)."""
+        for part in cookie_header.split(";"):
+            key, eq, value = part.strip().partition("=")
+            if key != REVIEWER_COOKIE or not eq:
+                continue
+            quoted, dot, mac = value.strip().strip('"').rpartition(".")
+            if not dot:
+                continue
+            name = unquote(quoted)
+            if hmac.compare_digest(mac, self._mac(name)):
+                return name
+        return ""
 
 
 def create_app(
@@ -206,9 +279,13 @@ def create_app(
     required: int = 1,
     default_reviewer: str = "",
     export_dir: Path | None = None,
+    hosts: tuple[str, ...] = (),
 ) -> TokenGate:
     """The review tool for ``dataset``, its decisions in ``store_path`` (opened when the
-    app starts, on the server's thread), behind ``/<token>/``."""
+    app starts), behind ``/<token>/``, answering requests whose Host is an address,
+    ``localhost`` or one of ``hosts``.  Handlers that read the store run in a thread pool,
+    so a store another process holds delays no other request; past ``BUSY_TIMEOUT_S`` the
+    request is answered 503, "busy"."""
     need_web()
     from fastapi import FastAPI, Request
     from fastapi.responses import HTMLResponse, RedirectResponse, Response
@@ -224,10 +301,13 @@ def create_app(
     )
     state: dict[str, Any] = {}
     drawings = _Drawings()
+    signer = _Signer(token)
 
     @asynccontextmanager
     async def lifespan(_app: Any) -> AsyncIterator[None]:
-        store = DecisionStore.open(store_path, dataset, required=required)
+        store = DecisionStore.open(
+            store_path, dataset, required=required, busy_timeout_s=BUSY_TIMEOUT_S
+        )
         state["store"] = store
         state["queue"] = ReviewQueue(dataset, store)
         yield
@@ -254,7 +334,7 @@ def create_app(
         return page("problem.html", status, title=title, detail=detail)
 
     def reviewer_of(request: Request) -> str:
-        return unquote(request.cookies.get(REVIEWER_COOKIE, "")) or default_reviewer
+        return signer.name(request.headers.get("cookie", "")) or default_reviewer
 
     def sample_url(sid: str, f: Filters) -> str:
         q = urlencode(f.query())
@@ -267,13 +347,35 @@ def create_app(
     def done_message(request: Request) -> str:
         """What the last decision stored, read from the store (not from the address)."""
         sid = request.query_params.get("done", "")
-        d = store().latest(sid) if sid in queue().by_id else None
-        return f"{sid}: {d.verdict} by {d.reviewer} stored (version {d.version})" if d else ""
+        st = store()
+        d = st.latest(sid) if sid in queue().by_id else None
+        if d is None:
+            return ""
+        text = f"{sid}: {d.verdict} by {d.reviewer} stored (version {d.version})"
+        for twin in st.twins_of(sid):
+            t = st.latest(twin)
+            if t is not None and t.at == d.at and t.reason.startswith("follows the correction"):
+                text += f"; {twin} corrected with it (version {t.version})"
+        return text
+
+    def exported_message(request: Request) -> str:
+        """What the last export wrote, read from the export folder (not from the address)."""
+        if export_dir is None or "exported" not in request.query_params:
+            return ""
+        try:
+            manifest = json.loads((export_dir / "manifest.json").read_text(encoding="utf-8"))
+            r = manifest["review"]
+            return (
+                f"Exported: {r['exported']} of {r['samples']} samples written to "
+                f"{export_dir}, with {r['decisions']} decisions in {r['decisions_file']}."
+            )
+        except (OSError, ValueError, KeyError, TypeError):
+            return ""
 
     # ------------------------------------------------------------------ the list
 
     @app.get("/", response_class=HTMLResponse)
-    async def index(request: Request) -> Any:
+    def index(request: Request) -> Any:
         f = Filters.from_query(request.query_params)
         q = queue()
         every = q.all_rows()
@@ -311,7 +413,7 @@ def create_app(
             disagreements=store().disagreements(),
             export_dir=str(export_dir) if export_dir else None,
             required=required,
-            message=done_message(request),
+            message=exported_message(request) or done_message(request),
         )
 
     # ------------------------------------------------------------------ one sample
@@ -328,6 +430,7 @@ def create_app(
         error: str = "",
         conflict: Decision | None = None,
         kept: bool = False,
+        route_warning: str = "",
     ) -> HTMLResponse:
         st, q = store(), queue()
         shown = st.shown_truth(sample)
@@ -387,6 +490,8 @@ def create_app(
             conflict=conflict,
             conflict_changes=conflict_changes,
             kept=kept,
+            route_warning=route_warning,
+            route_anyway=ROUTE_ANYWAY,
             message=done_message(request),
         )
 
@@ -394,7 +499,7 @@ def create_app(
         return problem(404, "No such sample", f"{sid!r} is not a sample of this dataset.")
 
     @app.get("/sample/{sid}", response_class=HTMLResponse)
-    async def show(sid: str, request: Request) -> Any:
+    def show(sid: str, request: Request) -> Any:
         sample = queue().by_id.get(sid)
         if sample is None:
             return no_sample(sid)
@@ -402,20 +507,22 @@ def create_app(
 
     @app.post("/sample/{sid}", response_class=HTMLResponse)
     async def decide(sid: str, request: Request) -> Any:
-        sample = queue().by_id.get(sid)
-        if sample is None:
-            return no_sample(sid)
-        if int(request.headers.get("content-length") or 0) > MAX_FORM_BYTES:
-            return problem(413, "Too large", "A decision form is at most 1 MB.")
+        # the body is read here (the gate has bounded it); the store is used in a thread
         try:
             form = await request.form()
         except Exception:
             return problem(400, "Not a form", "Send the sample page's form.")
         values = {k: v for k, v in form.items() if isinstance(v, str)}
+        return await run_in_threadpool(decide_form, sid, request, values)
+
+    def decide_form(sid: str, request: Request, values: dict[str, str]) -> Any:
+        sample = queue().by_id.get(sid)
+        if sample is None:
+            return no_sample(sid)
         f = Filters.from_query({k[2:]: v for k, v in values.items() if k.startswith("f_")})
         st = store()
         verdict = values.get("verdict", "")
-        reviewer = values.get("reviewer", "").strip()
+        reviewer = values.get("reviewer", "")
         picked = (values.get("reason", ""), values.get("reason_text", ""))
         reason = "; ".join(x.strip() for x in picked if x.strip())
         try:
@@ -426,10 +533,18 @@ def create_app(
         # the truth the form was filled from: what this reviewer saw at their version
         base = st.shown_at(sample, seen) if 0 <= seen <= version else st.shown_truth(sample)
 
-        def again(status: int, error: str) -> HTMLResponse:
+        def again(status: int, error: str, route_warning: str = "") -> HTMLResponse:
             # what was typed, on the version it was typed on: a resubmit is still checked
             return sample_page(
-                request, sample, f, status=status, base=base, values=values, seen=seen, error=error
+                request,
+                sample,
+                f,
+                status=status,
+                base=base,
+                values=values,
+                seen=seen,
+                error=error,
+                route_warning=route_warning,
             )
 
         def conflict(latest: Decision, message: str) -> HTMLResponse:
@@ -475,6 +590,15 @@ def create_app(
                 return again(422, str(exc))
             if not part:
                 return again(422, "Nothing was changed: edit the answer fields, or accept (a).")
+            why = route_problem(edited)
+            if why is not None and not values.get(ROUTE_ANYWAY):
+                return again(
+                    422,
+                    f"The corrected steps are not connected on the map's roads: {why}. Fix "
+                    "the steps, or tick 'store it anyway' if the map's road data is what is "
+                    "wrong (every answer's connectivity is scored on it).",
+                    route_warning=why,
+                )
         elif verdict == "accept" and (edited_fields(base, values) or json_edited(base, values)):
             return again(
                 422,
@@ -489,6 +613,8 @@ def create_app(
             )
         except StaleEditError as exc:
             return conflict(exc.latest, str(exc))
+        except StoreBusyError:
+            raise
         except DecisionError as exc:
             return again(422, str(exc))
         # the next sample under the filter, from the top once past the last
@@ -500,14 +626,18 @@ def create_app(
         sep = "&" if "?" in target else "?"
         resp = RedirectResponse(target + sep + urlencode({"done": d.sample_id}), status_code=303)
         resp.set_cookie(
-            REVIEWER_COOKIE, quote(reviewer, safe=""), httponly=True, samesite="strict", path=root
+            REVIEWER_COOKIE,
+            signer.value(d.reviewer),
+            httponly=True,
+            samesite="strict",
+            path=root,
         )
         return resp
 
     # ------------------------------------------------------------------ files
 
     @app.get("/drawing/{sid}.png")
-    async def drawing(sid: str) -> Any:
+    def drawing(sid: str) -> Any:
         sample = queue().by_id.get(sid)
         if sample is None:
             return no_sample(sid)
@@ -523,14 +653,14 @@ def create_app(
             if img and path is None:
                 return problem(404, "No image", f"{img!r} is not a file in the dataset's images/.")
             try:
-                png = await run_in_threadpool(_draw_png, shown, path)
+                png = _draw_png(shown, path)
             except (CartoqaError, OSError) as exc:
                 return problem(500, "Cannot draw", f"{sid}: {exc}")
             drawings.put(key, png)
         return Response(png, media_type="image/png", headers=_CACHED)
 
     @app.get("/images/{relative:path}")
-    async def image(relative: str) -> Any:
+    def image(relative: str) -> Any:
         path = image_file(dataset.path, relative)
         if path is None:
             return problem(
@@ -542,7 +672,7 @@ def create_app(
         return Response(path.read_bytes(), media_type=media, headers=_CACHED)
 
     @app.get("/static/{name}")
-    async def static(name: str) -> Any:
+    def static(name: str) -> Any:
         if name not in STATIC_FILES:
             return problem(404, "Not found", "No such file.")
         return Response(
@@ -552,31 +682,38 @@ def create_app(
         )
 
     @app.post("/export", response_class=HTMLResponse)
-    async def export() -> Any:
+    def export() -> Any:
         if export_dir is None:
             return problem(
                 404, "No export folder", "Start the tool with --export-to FOLDER to export here."
             )
         from .export import export_reviewed
 
-        def run() -> Any:
-            check_export_dir(dataset, export_dir)  # again: the folder may have changed
-            with DecisionStore.open(store_path, dataset, required=required) as s:
-                return export_reviewed(dataset, s, export_dir, overwrite=True)
-
         try:
-            manifest = await run_in_threadpool(run)
+            check_export_dir(dataset, export_dir)  # again: the folder may have changed
+            with DecisionStore.open(store_path, dataset, required=required, read_only=True) as s:
+                export_reviewed(dataset, s, export_dir, overwrite=True)
+        except StoreBusyError:
+            raise
         except CartoqaError as exc:
             return problem(409, "Not exported", str(exc))
-        r = manifest.review
-        return page(
-            "problem.html",
-            title="Exported",
-            detail=f"{r['exported']} of {r['samples']} samples written to {export_dir}, with "
-            f"{r['decisions']} decisions in {r['decisions_file']}.",
-        )
+        # POST, redirect, GET: a reload of the page shown after shows it again, it does
+        # not export again
+        return RedirectResponse(f"{root}/?exported=1", status_code=303)
 
     async def on_error(request: Request, exc: Exception) -> Any:
+        if isinstance(exc, StoreBusyError) or (
+            isinstance(exc, sqlite3.OperationalError)
+            and ("locked" in str(exc) or "busy" in str(exc))
+        ):
+            resp = problem(
+                503,
+                "Busy",
+                f"The review store is busy, try again: another process holds {store_path.name}. "
+                "Nothing of this request was stored.",
+            )
+            resp.headers["Retry-After"] = "2"
+            return resp
         return problem(
             500,
             "Server error",
@@ -585,4 +722,4 @@ def create_app(
         )
 
     app.add_exception_handler(Exception, on_error)
-    return TokenGate(app, token)
+    return TokenGate(app, token, hosts=hosts, max_body=MAX_FORM_BYTES)

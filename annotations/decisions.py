@@ -24,17 +24,34 @@ truth, one append-only row per decision, in SQLite (issue 17, item 2).
   decisions differ are listed by ``disagreements``.
 - A correction is checked like any sample (its truth must be a kind the task
   takes) before it is stored; a bad one is refused with the reason.
+- Reviewers' names are normalised before they are stored or compared
+  (``normalise_reviewer``: NFKC, no format or control characters, single
+  spaces), so "ana" and "ana\u200b" are one reviewer and "\u202etoor" is "toor".
+- Samples that ask one quantity of one map in two units (RLE's ``-m`` and
+  ``-ft``) are twins: a correction of one corrects the other in the same
+  transaction, its value converted, so the pair never disagrees.
+- Each thread has its own connection (the review tool's handlers run in a
+  thread pool), and a store another process holds is waited for
+  ``busy_timeout_s`` only, then refused (``StoreBusyError``).
+- ``read_only=True`` opens a store for reading only (the reviewed export and
+  the Label Studio tasks): nothing is written beside it, so a read-only file
+  or folder works; a store that cannot be written names the file or folder
+  that is in the way.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
+import threading
+import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
+from urllib.parse import quote
 
 from pydantic import ValidationError
 
@@ -48,6 +65,9 @@ __all__ = [
     "DecisionError",
     "DecisionStore",
     "StaleEditError",
+    "StoreBusyError",
+    "check_reviewer",
+    "normalise_reviewer",
 ]
 
 Verdict = Literal["accept", "correct", "reject"]
@@ -64,6 +84,17 @@ REASONS: tuple[str, ...] = (
     "image broken or blank",
 )
 SCHEMA = 1
+#: the longest reviewer's name, once normalised
+MAX_REVIEWER = 200
+#: how long a store another process holds is waited for (the review tool uses less)
+BUSY_TIMEOUT_S = 30.0
+#: exact factors between the units twin samples ask in (1 ft = 0.3048 m, 1 mi = 1.609344 km)
+UNIT_FACTORS: dict[tuple[str, str], float] = {
+    ("m", "ft"): 1 / 0.3048,
+    ("ft", "m"): 0.3048,
+    ("km", "mi"): 1 / 1.609344,
+    ("mi", "km"): 1.609344,
+}
 
 _DDL = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -114,6 +145,39 @@ class Decision:
         return dict(vars(self))
 
 
+class StoreBusyError(DecisionError):
+    """The store is held by another process (a long write, a lock) past the busy timeout."""
+
+
+def normalise_reviewer(name: str) -> str:
+    """A reviewer's name as stored and compared: NFKC, format characters (Unicode Cf: zero
+    widths, bidi controls) and control characters removed, white space runs made one space,
+    the ends stripped."""
+    s = unicodedata.normalize("NFKC", str(name))
+    kept = []
+    for ch in s:
+        if ch.isspace():
+            kept.append(" ")
+        elif unicodedata.category(ch) not in ("Cf", "Cc", "Cs", "Co", "Cn"):
+            kept.append(ch)
+    return unicodedata.normalize("NFKC", " ".join("".join(kept).split()))
+
+
+def check_reviewer(name: str) -> str:
+    """The normalised name, or ``DecisionError`` saying what is wrong with it."""
+    got = normalise_reviewer(name)
+    if not got:
+        raise DecisionError(
+            "a decision needs its reviewer's name (nothing is left of "
+            f"{name!r} once invisible characters are removed): write your name"
+        )
+    if len(got) > MAX_REVIEWER:
+        raise DecisionError(f"a reviewer's name is at most {MAX_REVIEWER} characters")
+    if not any(ch.isalnum() for ch in got):
+        raise DecisionError(f"{got!r} is not a name: use letters or digits")
+    return got
+
+
 class StaleEditError(DecisionError):
     """A decision made on a version of the sample that another has since changed."""
 
@@ -131,7 +195,7 @@ def _row(r: sqlite3.Row) -> Decision:
         seq=r["seq"],
         sample_id=r["sample_id"],
         version=r["version"],
-        reviewer=r["reviewer"],
+        reviewer=normalise_reviewer(r["reviewer"]),  # as stored since; older rows too
         verdict=r["verdict"],
         at=r["at"],
         truth_before=json.loads(r["truth_before"]),
@@ -143,34 +207,52 @@ def _row(r: sqlite3.Row) -> Decision:
 class DecisionStore:
     """The decisions on one dataset's samples (module docstring)."""
 
-    def __init__(self, path: Path, dataset_sha256: str, *, required: int = 1) -> None:
+    def __init__(
+        self,
+        path: Path,
+        dataset_sha256: str,
+        *,
+        required: int = 1,
+        read_only: bool = False,
+        busy_timeout_s: float = BUSY_TIMEOUT_S,
+        twins: dict[str, list[Sample]] | None = None,
+    ) -> None:
         if required < 1:
             raise DecisionError(f"required={required}: a sample needs at least one review")
         self.path = Path(path)
         self.required = required
+        self.read_only = read_only
+        self.busy_timeout_s = busy_timeout_s
+        self._twins = twins or {}
+        self._local = threading.local()
+        self._open: list[sqlite3.Connection] = []
+        self._guard = threading.Lock()
+        self._immutable = False
+        if read_only:
+            self._check_readable()
+        else:
+            self._check_writable()
         try:
-            self._db = sqlite3.connect(self.path, timeout=30, isolation_level=None)
+            db = self._db
         except sqlite3.Error as exc:
-            raise DecisionError(f"cannot open the review store {self.path}: {exc}") from None
-        self._db.row_factory = sqlite3.Row
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=FULL")  # a decision acknowledged is on disk
+            raise self._explain(exc, "cannot be opened") from None
         try:
-            self._db.executescript(_DDL)  # idempotent: IF NOT EXISTS throughout
-            self._db.execute("BEGIN IMMEDIATE")
-            self._db.executemany(
-                "INSERT OR IGNORE INTO meta VALUES (?, ?)",
-                [("schema", str(SCHEMA)), ("dataset_sha256", dataset_sha256)],
-            )
-            self._db.execute("COMMIT")
+            if not read_only:
+                db.executescript(_DDL)  # idempotent: IF NOT EXISTS throughout
+                db.execute("BEGIN IMMEDIATE")
+                db.executemany(
+                    "INSERT OR IGNORE INTO meta VALUES (?, ?)",
+                    [("schema", str(SCHEMA)), ("dataset_sha256", dataset_sha256)],
+                )
+                db.execute("COMMIT")
+            got = dict(db.execute("SELECT key, value FROM meta").fetchall())
         except sqlite3.Error as exc:
-            if self._db.in_transaction:
-                self._db.execute("ROLLBACK")
-            self._db.close()
-            raise DecisionError(f"the review store {self.path} is unusable: {exc}") from None
-        got = dict(self._db.execute("SELECT key, value FROM meta").fetchall())
+            if db.in_transaction:
+                db.execute("ROLLBACK")
+            self.close()
+            raise self._explain(exc, "is unusable") from None
         if got.get("dataset_sha256") != dataset_sha256:
-            self._db.close()
+            self.close()
             raise DecisionError(
                 f"{self.path} holds decisions on another dataset (samples sha256 "
                 f"{str(got.get('dataset_sha256'))[:16]}…, this one {dataset_sha256[:16]}…); "
@@ -178,12 +260,140 @@ class DecisionStore:
             )
 
     @classmethod
-    def open(cls, path: Path, dataset: Any, *, required: int = 1) -> DecisionStore:
-        """The store at ``path`` for a loaded ``cartoqa.stores.Dataset``."""
-        return cls(path, dataset.manifest.samples_sha256, required=required)
+    def open(
+        cls,
+        path: Path,
+        dataset: Any,
+        *,
+        required: int = 1,
+        read_only: bool = False,
+        busy_timeout_s: float = BUSY_TIMEOUT_S,
+    ) -> DecisionStore:
+        """The store at ``path`` for a loaded ``cartoqa.stores.Dataset`` (its twin samples
+        known, so a correction of one corrects the other)."""
+        return cls(
+            path,
+            dataset.manifest.samples_sha256,
+            required=required,
+            read_only=read_only,
+            busy_timeout_s=busy_timeout_s,
+            twins=find_twins(dataset.samples),
+        )
+
+    # ------------------------------------------------------------------ the file
+
+    @property
+    def _db(self) -> sqlite3.Connection:
+        """This thread's connection (made on first use)."""
+        db = getattr(self._local, "db", None)
+        if db is None:
+            db = self._connect()
+            self._local.db = db
+            with self._guard:
+                self._open.append(db)
+        return db
+
+    def _connect(self) -> sqlite3.Connection:
+        if self.read_only:
+            uri = "file:" + quote(str(self.path.absolute())) + "?mode=ro"
+            if self._immutable:
+                uri += "&immutable=1"
+            db = sqlite3.connect(
+                uri,
+                uri=True,
+                timeout=self.busy_timeout_s,
+                isolation_level=None,
+                check_same_thread=False,
+            )
+        else:
+            db = sqlite3.connect(
+                self.path,
+                timeout=self.busy_timeout_s,
+                isolation_level=None,
+                check_same_thread=False,
+            )
+        db.row_factory = sqlite3.Row
+        try:
+            if not self.read_only:
+                db.execute("PRAGMA journal_mode=WAL")
+                db.execute("PRAGMA synchronous=FULL")  # a decision acknowledged is on disk
+        except sqlite3.Error:
+            db.close()
+            raise
+        return db
+
+    def _beside(self) -> list[Path]:
+        return [self.path.with_name(self.path.name + s) for s in ("-wal", "-shm")]
+
+    def _check_readable(self) -> None:
+        """A store to read: it must be there; read as it is (immutable) when this process may
+        not write it, so no -shm is left beside it."""
+        if not self.path.is_file():
+            raise DecisionError(f"no review store at {self.path}: review the dataset first")
+        if not os.access(self.path, os.R_OK):
+            raise DecisionError(f"the review store {self.path} cannot be read (permissions)")
+        wal = self._beside()[0]
+        unwritten = wal.is_file() and wal.stat().st_size > 0
+        if os.access(self.path, os.W_OK) and os.access(self.path.parent, os.W_OK | os.X_OK):
+            return  # read-only by choice: SQLite's own read-only mode, sharing the -shm
+        if unwritten:
+            raise DecisionError(
+                f"{wal} holds decisions not yet copied into {self.path}, and this process "
+                "may not write there to read them: run as the store's owner, or make "
+                f"{self.path.parent} writable, then try again"
+            )
+        self._immutable = True
+
+    def _check_writable(self) -> None:
+        """Name the file or folder that stops the store being written, before SQLite leaves
+        a -shm beside a file it cannot write."""
+        folder = self.path.parent
+        if not folder.is_dir():
+            raise DecisionError(f"cannot make the review store {self.path}: no folder {folder}")
+        if self.path.exists() and not os.access(self.path, os.W_OK):
+            raise DecisionError(
+                f"the review store {self.path} is read-only: 'cartoqa review export' and "
+                "'label-studio-export' read it as it is; to review, make it writable "
+                f"(chmod u+w {self.path})"
+            )
+        for extra in self._beside():
+            if extra.exists() and not os.access(extra, os.W_OK):
+                raise DecisionError(
+                    f"{extra} is read-only (left by a process that could not write the "
+                    f"store): with no review tool open on {self.path.name}, delete {extra} "
+                    "(it holds no decisions) or make it writable"
+                )
+        if not os.access(folder, os.W_OK | os.X_OK):
+            raise DecisionError(
+                f"cannot write in {folder}, where the review store {self.path.name} keeps "
+                f"its -wal and -shm files: make the folder writable, or give --store a file "
+                "in a folder you may write"
+            )
+
+    def _explain(self, exc: sqlite3.Error, what: str) -> DecisionError:
+        """An SQLite error as a ``DecisionError`` naming the file that is in the way."""
+        text = str(exc)
+        if "locked" in text or "busy" in text:
+            return StoreBusyError(
+                f"the review store {self.path} is busy (another process is writing it): try again"
+            )
+        if "readonly" in text or "read-only" in text or "unable to open" in text:
+            for f in [self.path, *self._beside()]:
+                if f.exists() and not os.access(f, os.W_OK):
+                    return DecisionError(f"the review store {what}: {f} is read-only ({text})")
+            if not os.access(self.path.parent, os.W_OK | os.X_OK):
+                return DecisionError(
+                    f"the review store {self.path} {what}: its folder {self.path.parent} "
+                    f"is not writable ({text})"
+                )
+        return DecisionError(f"the review store {self.path} {what}: {text}")
 
     def close(self) -> None:
-        self._db.close()
+        with self._guard:
+            dbs, self._open = self._open, []
+        for db in dbs:
+            db.close()
+        self._local = threading.local()
 
     def __enter__(self) -> DecisionStore:
         return self
@@ -191,21 +401,32 @@ class DecisionStore:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    def _q(self, sql: str, params: tuple[Any, ...] = ()) -> sqlite3.Cursor:
+        """One read, an SQLite error named as ``_explain`` does."""
+        try:
+            return self._db.execute(sql, params)
+        except sqlite3.OperationalError as exc:
+            raise self._explain(exc, "cannot be read") from None
+
+    def twins_of(self, sample_id: str) -> list[str]:
+        """The samples asking the same quantity of the same map in another unit."""
+        return [t.id for t in self._twins.get(sample_id, [])]
+
     # ------------------------------------------------------------------ reading
 
     def history(self, sample_id: str) -> list[Decision]:
         """Every decision on the sample, oldest first."""
-        rows = self._db.execute(
+        rows = self._q(
             "SELECT * FROM decisions WHERE sample_id = ? ORDER BY version", (sample_id,)
         ).fetchall()
         return [_row(r) for r in rows]
 
     def all(self) -> list[Decision]:
         """Every decision in the store, in the order made."""
-        return [_row(r) for r in self._db.execute("SELECT * FROM decisions ORDER BY seq")]
+        return [_row(r) for r in self._q("SELECT * FROM decisions ORDER BY seq")]
 
     def latest(self, sample_id: str) -> Decision | None:
-        r = self._db.execute(
+        r = self._q(
             "SELECT * FROM decisions WHERE sample_id = ? ORDER BY version DESC LIMIT 1",
             (sample_id,),
         ).fetchone()
@@ -213,7 +434,7 @@ class DecisionStore:
 
     def version(self, sample_id: str) -> int:
         """The number of decisions made on the sample (0: none yet)."""
-        r = self._db.execute(
+        r = self._q(
             "SELECT COALESCE(MAX(version), 0) FROM decisions WHERE sample_id = ?", (sample_id,)
         ).fetchone()
         return int(r[0])
@@ -251,7 +472,7 @@ class DecisionStore:
         """Each reviewer's latest decision on the sample."""
         out: dict[str, Decision] = {}
         for d in self.history(sample_id):
-            out[d.reviewer] = d
+            out[normalise_reviewer(d.reviewer)] = d
         return out
 
     def status(self, sample_id: str) -> str:
@@ -264,13 +485,13 @@ class DecisionStore:
         version, reviewers in the order they first decided).  Samples missing are
         unreviewed, version 0."""
         by: dict[str, list[tuple[str, str, str]]] = {}
-        rows = self._db.execute(
+        rows = self._q(
             "SELECT sample_id, reviewer, verdict, truth_after FROM decisions "
             "ORDER BY sample_id, version"
         )
         for sid, reviewer, verdict, after in rows:
             key = "reject" if verdict == "reject" else after  # stored with sorted keys
-            by.setdefault(sid, []).append((reviewer, verdict, key))
+            by.setdefault(sid, []).append((normalise_reviewer(reviewer), verdict, key))
         out = {}
         for sid, history in by.items():
             who = list(dict.fromkeys(r for r, _, _ in history))
@@ -279,7 +500,9 @@ class DecisionStore:
 
     def _status_of(self, history: list[Decision]) -> str:
         """The status of a sample with these decisions (oldest first)."""
-        return self._status_from([(d.reviewer, d.verdict, _agreement_key(d)) for d in history])
+        return self._status_from(
+            [(normalise_reviewer(d.reviewer), d.verdict, _agreement_key(d)) for d in history]
+        )
 
     def _status_from(self, history: list[tuple[str, str, str]]) -> str:
         """The status from (reviewer, verdict, agreement key) per decision, oldest first."""
@@ -300,7 +523,7 @@ class DecisionStore:
 
     def disagreements(self) -> list[tuple[str, list[Decision]]]:
         """(sample id, each reviewer's latest decision) for every sample where they differ."""
-        ids = [r[0] for r in self._db.execute("SELECT DISTINCT sample_id FROM decisions")]
+        ids = [r[0] for r in self._q("SELECT DISTINCT sample_id FROM decisions")]
         out = []
         for sid in sorted(ids):
             latest = self.reviewers_latest(sid)
@@ -337,8 +560,8 @@ class DecisionStore:
         return {
             "samples": len(ids),
             **counts,
-            "decisions": int(self._db.execute("SELECT COUNT(*) FROM decisions").fetchone()[0]),
-            "reviewers": sorted(r[0] for r in self._db.execute(_REVIEWERS)),
+            "decisions": int(self._q("SELECT COUNT(*) FROM decisions").fetchone()[0]),
+            "reviewers": sorted({normalise_reviewer(r[0]) for r in self._q(_REVIEWERS)}),
             "agreement": (agree / pairs) if pairs else None,
             "required_reviews": self.required,
         }
@@ -357,10 +580,11 @@ class DecisionStore:
     ) -> Decision:
         """Store one decision on ``sample``, made on version ``seen`` (``version()`` when
         the reviewer loaded it).  "correct" needs ``truth``; "accept" and "reject" take
-        none.  ``StaleEditError`` when another decision came in since ``seen``."""
-        reviewer = reviewer.strip()
-        if not reviewer:
-            raise DecisionError("a decision needs its reviewer's name")
+        none.  ``StaleEditError`` when another decision came in since ``seen``.  A
+        correction of a sample with twins corrects them too, in the same transaction."""
+        if self.read_only:
+            raise DecisionError(f"the review store {self.path} was opened to read only")
+        reviewer = check_reviewer(reviewer)
         if verdict not in VERDICTS:
             raise DecisionError(f"verdict {verdict!r}: use one of {', '.join(VERDICTS)}")
         if (verdict == "correct") != (truth is not None):
@@ -372,7 +596,11 @@ class DecisionStore:
         after: dict[str, Any] | None = None
         if truth is not None:
             after = self._checked(sample, truth)
-        self._db.execute("BEGIN IMMEDIATE")
+        db = self._db
+        try:
+            db.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as exc:
+            raise self._explain(exc, "cannot be written") from None
         try:
             version = self.version(sample.id)
             if seen < 0 or seen > version:
@@ -383,42 +611,103 @@ class DecisionStore:
             if version != seen:
                 latest = self.latest(sample.id)
                 assert latest is not None  # seen < version: a decision came in between
-                self._db.execute("ROLLBACK")
+                db.execute("ROLLBACK")
                 raise StaleEditError(
                     f"{sample.id} was changed while you looked at version {seen}: "
                     f"{latest.reviewer} made it '{latest.verdict}' at {latest.at} "
                     f"(version {latest.version}); your decision was not stored, look again",
                     latest,
                 )
-            before = self.effective_truth(sample)
+            at = _now()
             if verdict == "accept":  # of a rejected sample: the truth it dropped comes back
                 after = self.shown_truth(sample)
-            if before is None:
-                before = {}
-            d = (
-                sample.id,
-                version + 1,
-                reviewer,
-                verdict,
-                _now(),
-                json.dumps(before, ensure_ascii=False, sort_keys=True),
-                None if after is None else json.dumps(after, ensure_ascii=False, sort_keys=True),
-                reason.strip(),
-            )
-            cur = self._db.execute(
-                "INSERT INTO decisions (sample_id, version, reviewer, verdict, at, "
-                "truth_before, truth_after, reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                d,
-            )
-            self._db.execute("COMMIT")
+            follow: list[tuple[Sample, dict[str, Any]]] = []
+            if verdict == "correct" and after is not None:
+                after, follow = self._twin_corrections(sample, after)
+            cur = self._insert(sample, version + 1, reviewer, verdict, at, after, reason)
+            for twin, twin_after in follow:
+                self._insert(
+                    twin,
+                    self.version(twin.id) + 1,
+                    reviewer,
+                    "correct",
+                    at,
+                    twin_after,
+                    f"follows the correction of {sample.id}"
+                    + (f" ({reason.strip()})" if reason.strip() else ""),
+                )
+            db.execute("COMMIT")
         except StaleEditError:
             raise
+        except sqlite3.OperationalError as exc:
+            if db.in_transaction:
+                db.execute("ROLLBACK")
+            raise self._explain(exc, "cannot be written") from None
         except BaseException:
-            if self._db.in_transaction:
-                self._db.execute("ROLLBACK")
+            if db.in_transaction:
+                db.execute("ROLLBACK")
             raise
-        r = self._db.execute("SELECT * FROM decisions WHERE seq = ?", (cur.lastrowid,)).fetchone()
+        r = db.execute("SELECT * FROM decisions WHERE seq = ?", (cur.lastrowid,)).fetchone()
         return _row(r)
+
+    def _insert(
+        self,
+        sample: Sample,
+        version: int,
+        reviewer: str,
+        verdict: str,
+        at: str,
+        after: dict[str, Any] | None,
+        reason: str,
+    ) -> sqlite3.Cursor:
+        before = self.effective_truth(sample)
+        row = (
+            sample.id,
+            version,
+            reviewer,
+            verdict,
+            at,
+            json.dumps({} if before is None else before, ensure_ascii=False, sort_keys=True),
+            None if after is None else json.dumps(after, ensure_ascii=False, sort_keys=True),
+            reason.strip(),
+        )
+        return self._db.execute(
+            "INSERT INTO decisions (sample_id, version, reviewer, verdict, at, "
+            "truth_before, truth_after, reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            row,
+        )
+
+    def _twin_corrections(
+        self, sample: Sample, after: dict[str, Any]
+    ) -> tuple[dict[str, Any], list[tuple[Sample, dict[str, Any]]]]:
+        """The correction with its twins' units made consistent, and each twin not rejected
+        whose value it changes, with its own truth converted."""
+        follow = []
+        for twin in self._twins.get(sample.id, []):
+            mine = after.get("unit")
+            current = self.effective_truth(twin)
+            if current is None or current.get("kind") != "number":
+                continue  # rejected, or no longer a number: left as it is
+            theirs = current.get("unit")
+            factor = UNIT_FACTORS.get((str(mine), str(theirs)))
+            if factor is None:
+                continue
+            value = round(float(after["value"]) * factor, 2)
+            after = {**after, "equivalents": {**after.get("equivalents", {}), theirs: value}}
+            if current.get("value") == value:
+                continue
+            scaled = {
+                k: round(float(v) * value / float(current["value"]), 6)
+                for k, v in current.get("equivalents", {}).items()
+                if k != mine and float(current["value"]) != 0
+            }
+            twin_after = {
+                **current,
+                "value": value,
+                "equivalents": {**scaled, mine: after["value"]},
+            }
+            follow.append((twin, self._checked(twin, twin_after)))
+        return after, follow
 
     @staticmethod
     def _checked(sample: Sample, truth: GroundTruth | dict[str, Any]) -> dict[str, Any]:
@@ -436,6 +725,29 @@ class DecisionStore:
                 f"({where}: {first.get('msg')})"
             ) from None
         return parsed.model_dump(mode="json")
+
+
+def find_twins(samples: Iterable[Sample]) -> dict[str, list[Sample]]:
+    """Samples of one task and one map whose truths are one number in two units (each
+    listing the other's unit among its equivalents): RLE's ``-m`` and ``-ft``."""
+    groups: dict[tuple[str, str], list[Sample]] = {}
+    for s in samples:
+        t = s.ground_truth
+        if getattr(t, "kind", None) == "number" and s.prompt.images and getattr(t, "unit", None):
+            groups.setdefault((s.task, s.prompt.images[0]), []).append(s)
+    out: dict[str, list[Sample]] = {}
+    for group in groups.values():
+        for a in group:
+            for b in group:
+                ua, ub = (
+                    getattr(a.ground_truth, "unit", None),
+                    getattr(b.ground_truth, "unit", None),
+                )
+                ea = getattr(a.ground_truth, "equivalents", {})
+                eb = getattr(b.ground_truth, "equivalents", {})
+                if a.id != b.id and ua != ub and ub in ea and ua in eb:
+                    out.setdefault(a.id, []).append(b)
+    return out
 
 
 _PAST = {"accept": "accepted", "correct": "corrected", "reject": "rejected"}

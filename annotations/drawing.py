@@ -119,6 +119,10 @@ _HEADER_BG = (34, 34, 34)
 _PANEL_BG = (250, 250, 248)
 _NOT_RECORDED = "not recorded"
 _QUESTION_LINES = 30  # the question is shown whole up to this many panel lines (then cut)
+_MAX_LISTED = 40  # names, features, steps listed in the panel; then "and K more"
+_LINE_WRAPS = 30  # one entry of the panel wraps to at most this many lines (then cut)
+_LINE_CHARS = 4000  # and is cut to this many characters before it is wrapped
+_MAX_PANEL_PX = 3000  # the panel's height: the lines past it are counted, not drawn
 
 
 @dataclass(frozen=True)
@@ -420,11 +424,38 @@ def _draw_route(sample: Sample, truth: RouteTruth, view: View | None, fig: _Figu
             else:
                 fig.lines.append(_Line(f"shape on the image: {_NOT_RECORDED}", _GREY, size=12))
     else:
-        fig.lines.append(_Line(f"legs: {_NOT_RECORDED} (steps only)", colour=_GREY, gap=4))
-        for i, (action, road) in enumerate(
-            zip(truth.steps[1:-1:2], truth.steps[2:-1:2], strict=False)
-        ):
+        pairs = list(zip(truth.steps[1:-1:2], truth.steps[2:-1:2], strict=False))
+        if view is not None and truth.network is not None:
+            fig.lines.append(
+                _Line(
+                    f"legs: {_NOT_RECORDED} (a corrected route): each step's road is drawn "
+                    "whole, in the step's colour",
+                    colour=_GREY,
+                    gap=4,
+                )
+            )
+            _route_roads(pairs, truth, view, fig)
+        else:
+            fig.lines.append(_Line(f"legs: {_NOT_RECORDED} (steps only)", colour=_GREY, gap=4))
+        for i, (action, road) in enumerate(pairs[:_MAX_LISTED]):
             fig.lines.append(_Line(f"{i + 1}. {action} · {road}", swatch=LEG_COLOURS[i % 10]))
+        if len(pairs) > _MAX_LISTED:
+            fig.lines.append(_more(len(pairs) - _MAX_LISTED, "steps"))
+        if truth.network is not None:
+            from .checks import route_problem
+
+            why = route_problem(truth.model_dump(mode="json"))
+            fig.lines.append(
+                _Line(
+                    "connected on the map's roads"
+                    if why is None
+                    else f"NOT connected on the map's roads: {why}",
+                    colour=_GREY if why is None else _WARN,
+                    bold=why is not None,
+                    size=13,
+                    gap=4,
+                )
+            )
     _route_nodes(truth, view, fig)
     _route_markers(sample, truth, view, fig)
     net = truth.network
@@ -438,6 +469,46 @@ def _draw_route(sample: Sample, truth: RouteTruth, view: View | None, fig: _Figu
             gap=6,
         )
     )
+
+
+def _route_roads(pairs: list[tuple[str, str]], truth: RouteTruth, view: View, fig: _Figure) -> None:
+    """A route without legs (a correction): each step's road, all its stretches in the
+    network, in the step's colour, its number where the route comes onto it."""
+    net = truth.network
+    assert net is not None
+    names = {n.casefold(): n for n in net.roads}
+    previous: str | None = None
+    for i, (_action, road) in enumerate(pairs[:_MAX_LISTED]):
+        rgb = LEG_COLOURS[i % len(LEG_COLOURS)]
+        real = names.get(road.strip().casefold())
+        if real is None:
+            fig.lines.append(_Line(f"{i + 1}: no road {road!r} on the map", _WARN, size=12))
+            previous = None
+            continue
+        segments = []
+        for e in net.roads[real]:
+            a, b = net.nodes.get(str(e.u)), net.nodes.get(str(e.v))
+            if a is not None and b is not None:
+                segments.append((view.pixel(*a), view.pixel(*b)))
+        if previous is None:
+            start = net.nodes.get(str(net.origin)) if i == 0 else None
+        else:
+            met = net.junctions.get("|".join(sorted((previous, real))), [])
+            start = net.nodes.get(str(met[0])) if met else None
+
+        def stroke(d: ImageDraw.ImageDraw, segments=segments, rgb=rgb) -> None:
+            for a, b in segments:
+                d.line((a, b), fill=(*rgb, _LINE_ALPHA), width=_LINE_PX)
+
+        fig.strokes.append(stroke)
+        if start is not None:
+            x, y = view.pixel(*start)
+
+            def number(d: ImageDraw.ImageDraw, x=x, y=y, rgb=rgb, n=i + 1) -> None:
+                _badge(d, str(n), x + 8, y - 8, rgb)
+
+            fig.labels.append(number)
+        previous = real
 
 
 def _route_nodes(truth: RouteTruth, view: View | None, fig: _Figure) -> None:
@@ -815,10 +886,14 @@ def _draw_features(sample: Sample, truth: _FeatureTruth, fig: _Figure) -> None:
                 size=15,
             )
         )
-        for name in truth.names:
+        for name in truth.names[:_MAX_LISTED]:
             fig.lines.append(_Line(_name_text(name), size=13))
-        for name in truth.optional:
+        if len(truth.names) > _MAX_LISTED:
+            fig.lines.append(_more(len(truth.names) - _MAX_LISTED, "names"))
+        for name in truth.optional[:_MAX_LISTED]:
             fig.lines.append(_Line(f"{_name_text(name)} (optional)", colour=_GREY, size=13))
+        if len(truth.optional) > _MAX_LISTED:
+            fig.lines.append(_more(len(truth.optional) - _MAX_LISTED, "optional names"))
         if not truth.names and not truth.optional:
             fig.lines.append(_Line("(no names)", colour=_GREY, size=13))
     else:
@@ -832,9 +907,14 @@ def _draw_features(sample: Sample, truth: _FeatureTruth, fig: _Figure) -> None:
                 size=15,
             )
         )
-        for k, v in shown.items():
-            names = [_name_text(n) for n in v.names]
-            names += [f"{_name_text(n)} (optional)" for n in v.optional_names]
+        for k, v in list(shown.items())[:_MAX_LISTED]:
+            names = [_name_text(n) for n in v.names[:_MAX_LISTED]]
+            names += [f"{_name_text(n)} (optional)" for n in v.optional_names[:_MAX_LISTED]]
+            hidden = max(0, len(v.names) - _MAX_LISTED) + max(
+                0, len(v.optional_names) - _MAX_LISTED
+            )
+            if hidden:
+                names.append(f"and {hidden:,} more")
             text = f"{k} {v.count}" + (f" (+{v.optional_count})" if v.optional_count else "")
             fig.lines.append(
                 _Line(text + (": " + ", ".join(names) if names else ""), swatch=colours[k])
@@ -848,6 +928,8 @@ def _draw_features(sample: Sample, truth: _FeatureTruth, fig: _Figure) -> None:
                         size=12,
                     )
                 )
+        if len(shown) > _MAX_LISTED:
+            fig.lines.append(_more(len(shown) - _MAX_LISTED, "types shown"))
         rest = len(truth.features) - len(shown)
         if rest:
             fig.lines.append(_Line(f"{rest} other types: 0", colour=_GREY, size=12))
@@ -866,16 +948,23 @@ def _draw_features(sample: Sample, truth: _FeatureTruth, fig: _Figure) -> None:
     )
     for n, f in enumerate(evidence, start=1):
         rgb = colours[f.type]
-        fig.lines.append(
-            _Line(
-                _feature_line(n, f),
-                colour=_INK if f.counted == "yes" else _GREY,
-                swatch=rgb if f.counted == "yes" else _greyed(rgb),
-                size=12,
-                gap=2,
+        if n <= _MAX_LISTED:
+            fig.lines.append(
+                _Line(
+                    _feature_line(n, f),
+                    colour=_INK if f.counted == "yes" else _GREY,
+                    swatch=rgb if f.counted == "yes" else _greyed(rgb),
+                    size=12,
+                    gap=2,
+                )
             )
-        )
         _mark_feature(fig, n, f, rgb)
+    if len(evidence) > _MAX_LISTED:
+        fig.lines.append(_more(len(evidence) - _MAX_LISTED, "features (marked on the map)"))
+
+
+def _more(n: int, what: str) -> _Line:
+    return _Line(f"… and {n:,} more {what}", colour=_GREY, size=12)
 
 
 def _draw_other(sample: Sample, fig: _Figure) -> None:
@@ -914,6 +1003,21 @@ def draw_sample(sample: Sample, image: Image.Image | Path | str) -> Image.Image:
     lines = [*fig.lines, *_footer(sample)]
     scratch = ImageDraw.Draw(Image.new("RGB", (1, 1)))
     laid = _lay_out(lines, scratch)
+    total = sum(h for *_, h in laid)
+    if total > _MAX_PANEL_PX:  # the lines past the cap are counted, not drawn
+        kept, used = [], 0
+        for entry in laid:
+            if used + entry[2] > _MAX_PANEL_PX - 40:
+                break
+            kept.append(entry)
+            used += entry[2]
+        note = _Line(
+            f"… and {len(laid) - len(kept):,} more lines: the whole truth is on the review page",
+            colour=_GREY,
+            size=12,
+            gap=6,
+        )
+        laid = [*kept, *_lay_out([note], scratch)]
     panel_h = sum(h for *_, h in laid) + 24 + 50 * len(fig.panel_art)
     height = max(base.height, panel_h)
     # a small image (a legend symbol) still leaves the header room for its text
@@ -969,9 +1073,11 @@ def _lay_out(lines: list[_Line], d: ImageDraw.ImageDraw) -> list[tuple[_Line, li
     laid = []
     for line in lines:
         width = PANEL_PX - 28 - (18 if line.swatch is not None else 0)
-        wrapped = _wrap(line.text, _font(line.size, line.bold), width, d)
-        if line.text.startswith("question: ") and len(wrapped) > _QUESTION_LINES:
-            wrapped = [*wrapped[: _QUESTION_LINES - 1], wrapped[_QUESTION_LINES - 1] + " …"]
+        text = line.text if len(line.text) <= _LINE_CHARS else line.text[:_LINE_CHARS] + " …"
+        wrapped = _wrap(text, _font(line.size, line.bold), width, d)
+        cap = _QUESTION_LINES if line.text.startswith("question: ") else _LINE_WRAPS
+        if len(wrapped) > cap:
+            wrapped = [*wrapped[: cap - 1], wrapped[cap - 1] + " …"]
         laid.append((line, wrapped, line.gap + len(wrapped) * (line.size + 4)))
     return laid
 

@@ -15,6 +15,10 @@ dataset every other command loads (issue 17, item 3).
   the source dataset's name and hash and the decisions file's SHA-256; the
   source's seeds, extract hashes, style version, wording, inputs, warnings
   and attribution are kept.
+- An ``out`` that is the dataset, holds it or lies inside it is refused
+  (``--overwrite`` would delete the dataset and its decisions), and so is a
+  folder holding a review store: it is someone's reviewed dataset, not an
+  export (an export never holds one).
 - ``only_reviewed`` leaves out the samples nobody decided on (and, with two
   reviews required, those still waiting or disputed): the "human-verified"
   set.
@@ -27,6 +31,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from cartoqa.errors import CartoqaError
+from cartoqa.exports.folder import export_target
 from cartoqa.records import Metadata
 from cartoqa.stores import Dataset, DatasetWriter
 from cartoqa.stores.dataset import Manifest
@@ -49,6 +55,13 @@ def export_reviewed(
 ) -> Manifest:
     """Write the reviewed copy of ``dataset`` at ``out`` (module docstring)."""
     src = dataset.manifest
+    export_target(dataset, out)  # refused where OUT and the dataset overlap
+    held = Path(out) / getattr(store.path, "name", "review.sqlite")
+    if Path(out).is_dir() and (held.exists() or (Path(out) / "review.sqlite").exists()):
+        raise CartoqaError(
+            f"{out} holds a review store (someone's decisions): it is a dataset under "
+            "review, not an earlier export; name another folder (nothing was changed)"
+        )
     writer = DatasetWriter(out, name=f"{src.name}-reviewed", overwrite=overwrite)
     try:
         kept = 0

@@ -9,6 +9,11 @@ security headers, and which image files may be served (issue 17, item 5).
   Referer) is another site is refused.
 - Every answer carries a Content-Security-Policy that lets pages run this server's
   own script and style only, and refuses framing.
+- A request whose Host is not this machine's address (an IP address, ``localhost``,
+  or a name the tool was started with) is refused: a page of another site whose name
+  is made to resolve to 127.0.0.1 (DNS rebinding) sends its own name as the Host.
+- A request body is at most ``max_body`` bytes, counted as it arrives (a chunked body
+  has no Content-Length to check): past that it is refused (413) and no more is read.
 - ``image_file`` names a file inside the dataset's ``images/`` or nothing: no
   ``..``, no absolute path, no link out, no folder.
 """
@@ -16,12 +21,13 @@ security headers, and which image files may be served (issue 17, item 5).
 from __future__ import annotations
 
 import hmac
-from collections.abc import Awaitable, Callable, MutableMapping
+import ipaddress
+from collections.abc import Awaitable, Callable, Iterable, MutableMapping
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-__all__ = ["CSP", "TokenGate", "image_file", "same_origin"]
+__all__ = ["CSP", "MAX_BODY", "TokenGate", "host_allowed", "image_file", "same_origin"]
 
 Scope = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
@@ -44,6 +50,36 @@ _REFUSED = (
     "<h1>{title}</h1><p>{text}</p>"
 )
 SAFE_METHODS = ("GET", "HEAD")
+#: the largest request body read (a decision form is a few kilobytes)
+MAX_BODY = 1_000_000
+
+
+def _host_name(host: str) -> str:
+    """The name or address of a Host header, without its port or brackets, lower case."""
+    host = host.strip().lower()
+    if host.startswith("["):
+        return host[1 : host.find("]")] if "]" in host else host
+    if host.count(":") == 1:
+        host = host.rsplit(":", 1)[0]
+    return host.rstrip(".")
+
+
+def host_allowed(host: str | None, names: Iterable[str] = ()) -> bool:
+    """Whether a request's Host header names this machine: an IP address, ``localhost``,
+    or one of ``names``; a request with none (HTTP/1.0) passes."""
+    if host is None:
+        return True
+    name = _host_name(host)
+    try:
+        ipaddress.ip_address(name)
+        return True
+    except ValueError:
+        pass
+    return (
+        name == "localhost"
+        or name.endswith(".localhost")
+        or name in {n.lower().rstrip(".") for n in names}
+    )
 
 
 def same_origin(headers: dict[str, str]) -> bool:
@@ -59,15 +95,33 @@ def same_origin(headers: dict[str, str]) -> bool:
 class TokenGate:
     """The app behind ``/<token>/`` (module docstring)."""
 
-    def __init__(self, app: ASGIApp, token: str) -> None:
+    def __init__(
+        self,
+        app: ASGIApp,
+        token: str,
+        *,
+        hosts: Iterable[str] = (),
+        max_body: int = MAX_BODY,
+    ) -> None:
         if not token or not token.replace("-", "").replace("_", "").isalnum():
             raise ValueError("the token must be URL-safe letters, digits, '-' and '_'")
         self.app = app
         self.prefix = "/" + token
+        self.hosts = tuple(hosts)
+        self.max_body = max_body
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
+            return
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+        if not host_allowed(headers.get("host"), self.hosts):
+            await _refuse(
+                send,
+                403,
+                "wrong host",
+                "This tool answers only at the address cartoqa review printed.",
+            )
             return
         path: str = scope["path"]
         head, rest = path[: len(self.prefix)], path[len(self.prefix) :]
@@ -79,10 +133,20 @@ class TokenGate:
         if path == self.prefix:
             await _answer(send, 307, b"", [(b"location", (self.prefix + "/").encode())])
             return
-        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
         if scope["method"] not in SAFE_METHODS and not same_origin(headers):
             await _refuse(send, 403, "refused", "A form from another site changes nothing.")
             return
+        if scope["method"] not in SAFE_METHODS:
+            body = await self._body(headers, receive)
+            if body is None:
+                await _refuse(
+                    send,
+                    413,
+                    "too large",
+                    f"A request to this tool is at most {self.max_body:,} bytes.",
+                )
+                return
+            receive = _replay(body, receive)
 
         async def with_headers(message: MutableMapping[str, Any]) -> None:
             if message["type"] == "http.response.start":
@@ -94,6 +158,43 @@ class TokenGate:
             await send(message)
 
         await self.app({**scope, "root_path": self.prefix}, receive, with_headers)
+
+    async def _body(self, headers: dict[str, str], receive: Receive) -> bytes | None:
+        """The request's body, read as it arrives; None once it passes ``max_body`` (or its
+        Content-Length says it will), nothing more being read."""
+        try:
+            if int(headers.get("content-length") or 0) > self.max_body:
+                return None
+        except ValueError:
+            return None
+        chunks: list[bytes] = []
+        size = 0
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                break
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > self.max_body:
+                return None
+            chunks.append(chunk)
+            if not message.get("more_body", False):
+                break
+        return b"".join(chunks)
+
+
+def _replay(body: bytes, receive: Receive) -> Receive:
+    """A ``receive`` that gives ``body`` once, then waits on the real one (a disconnect)."""
+    sent = False
+
+    async def again() -> MutableMapping[str, Any]:
+        nonlocal sent
+        if not sent:
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    return again
 
 
 async def _answer(send: Send, status: int, body: bytes, headers: list[tuple[bytes, bytes]]) -> None:

@@ -13,20 +13,30 @@ truth as JSON in the ``truth`` text area, model version
 into the project: the image, the question, the truth to edit, a verdict
 (accept, correct, reject) and a reason.
 
-Importing a Label Studio export turns each completed annotation (not
-cancelled), oldest first, into a decision of the store:
+Importing a Label Studio export reads the forms Label Studio 1.23 writes:
+"JSON" (each task with its ``annotations``; its ``predictions`` as ids, the
+annotator as a user id), "JSON_MIN" (one flat record per annotation: the
+task's data, each control's value by its name, the ``annotator``) and the
+older form with full prediction objects and the annotator as an object.  The
+truth each task was made from is read from the store (the version the task
+carries), not from its prediction.  Each completed annotation (not
+cancelled), oldest first, becomes a decision of the store, checked as the
+review tool checks a form:
 
 - the verdict chosen, or, where none was chosen, "accept" when the truth is
-  the one predicted and "correct" when it was edited;
-- the reviewer: the annotator's e-mail, else ``label-studio:<id>``, else
-  the ``reviewer`` given;
+  the one predicted and "correct" when it was edited; "correct" with nothing
+  edited, "accept" over an edit and "reject" with no reason are refused
+  (``ImportReport.errors``), as the review tool refuses them;
+- the reviewer: the annotator's e-mail, else ``label-studio:<user id>``, else
+  the ``reviewer`` given (names normalised as the store does);
 - made on the version the task was exported with, so a sample decided in
   cartoqa since then is a conflict (``ImportReport.conflicts``), not
-  overwritten; importing the same file twice finds every sample changed and
-  writes nothing twice.
+  overwritten; an annotation already in the store (the same file imported
+  again) is counted in ``ImportReport.already`` and written nothing twice.
 
-An annotation whose truth is not valid JSON, or not a truth of the task,
-is reported in ``ImportReport.errors`` and the others still go in.
+An annotation that cannot be read (its truth not JSON, not a truth of the
+task, a version that is not a whole number, a sample not in the dataset) is
+reported in ``ImportReport.errors`` and the others still go in.
 """
 
 from __future__ import annotations
@@ -36,10 +46,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from cartoqa.errors import CartoqaError
+from cartoqa.records import TRUTHS
 from cartoqa.stores import Dataset
 
-from .decisions import VERDICTS, DecisionError, DecisionStore, StaleEditError
+from .checks import correction_warnings
+from .decisions import (
+    VERDICTS,
+    Decision,
+    DecisionError,
+    DecisionStore,
+    StaleEditError,
+    normalise_reviewer,
+)
 
 __all__ = ["LABEL_CONFIG", "MODEL_VERSION", "ImportReport", "read_annotations", "write_tasks"]
 
@@ -64,12 +85,36 @@ class ImportReport:
     """What an import stored, and what it did not."""
 
     decisions: int = 0
+    already: int = 0
+    """Annotations already in the store (the same export imported before): not written again."""
     conflicts: list[str] = field(default_factory=list)
     """Sample ids decided in cartoqa since the tasks were exported (nothing written)."""
     errors: list[str] = field(default_factory=list)
-    """Annotations that could not be read, with why."""
+    """Annotations that could not be read or were refused, with why."""
     skipped: int = 0
     """Tasks with no completed annotation."""
+    warnings: list[str] = field(default_factory=list)
+    """Decisions stored with something to check (a corrected route the map's roads do not
+    connect)."""
+
+
+@dataclass(frozen=True)
+class _Annotation:
+    """One completed annotation, whatever form the export wrote it in."""
+
+    created_at: str
+    who: Any
+    truth: str | None
+    """The truth's text as edited (None: the control was left out, the truth predicted)."""
+    verdict: str
+    reason: str
+
+
+@dataclass
+class _Task:
+    label: str
+    data: dict[str, Any]
+    annotations: list[_Annotation] = field(default_factory=list)
 
 
 def _truth_text(truth: dict[str, Any] | None) -> str:
@@ -114,21 +159,113 @@ def write_tasks(dataset: Dataset, store: DecisionStore, out: Path) -> int:
     return len(tasks)
 
 
-def _field(result: list[dict[str, Any]], name: str, key: str) -> list[str] | None:
+def _texts(value: Any) -> list[str]:
+    """A control's value as a list of strings (JSON_MIN writes one value bare)."""
+    if value is None:
+        return []
+    if isinstance(value, list):
+        return [str(x) for x in value]
+    return [str(value)]
+
+
+def _field(result: list[Any], name: str, key: str) -> list[str] | None:
     for item in result:
-        if item.get("from_name") == name:
-            got = (item.get("value") or {}).get(key)
-            return [str(x) for x in got] if isinstance(got, list) else None
+        if isinstance(item, dict) and item.get("from_name") == name:
+            return _texts((item.get("value") or {}).get(key))
     return None
 
 
-def _who(annotation: dict[str, Any], default: str) -> str:
-    by = annotation.get("completed_by")
+#: the keys JSON_MIN adds to a task's data, besides one per control
+_MIN_KEYS = ("id", "annotator", "annotation_id", "created_at", "updated_at", "lead_time")
+
+
+def _tasks(items: list[Any]) -> list[_Task]:
+    """The export's tasks with their completed annotations, from any of its forms."""
+    out: list[_Task] = []
+    by_id: dict[Any, _Task] = {}
+    for n, item in enumerate(items, 1):
+        if not isinstance(item, dict):
+            out.append(_Task(f"item {n}", {}))
+            continue
+        if "data" not in item and "annotations" not in item:  # JSON_MIN: one annotation
+            key = item.get("id", f"item {n}")
+            task = by_id.get(key) if isinstance(key, int | str) else None
+            if task is None:
+                task = _Task(f"task {key}", {k: v for k, v in item.items() if k not in _MIN_KEYS})
+                out.append(task)
+                if isinstance(key, int | str):
+                    by_id[key] = task
+            texts = _texts(item.get("truth"))
+            task.annotations.append(
+                _Annotation(
+                    created_at=str(item.get("created_at", "")),
+                    who=item.get("annotator"),
+                    truth=texts[0] if texts else None,
+                    verdict=(_texts(item.get("verdict")) or [""])[0],
+                    reason="\n".join(_texts(item.get("reason"))),
+                )
+            )
+            continue
+        given = item.get("data")
+        task = _Task(f"task {item.get('id')}", given if isinstance(given, dict) else {})
+        out.append(task)
+        for a in item.get("annotations") or []:
+            if not isinstance(a, dict) or a.get("was_cancelled"):
+                continue
+            result: list[Any] = a["result"] if isinstance(a.get("result"), list) else []
+            edited = _field(result, "truth", "text")
+            task.annotations.append(
+                _Annotation(
+                    created_at=str(a.get("created_at", "")),
+                    who=a.get("completed_by"),
+                    truth=edited[0] if edited else None,
+                    verdict=(_field(result, "verdict", "choices") or [""])[0],
+                    reason="\n".join(_field(result, "reason", "text") or []),
+                )
+            )
+    return out
+
+
+def _who(by: Any, default: str) -> str:
     if isinstance(by, dict):
         return str(by.get("email") or f"label-studio:{by.get('id')}")
-    if by is not None:
+    if isinstance(by, bool) or by is None or by == "":
+        return default
+    if isinstance(by, int):
         return f"label-studio:{by}"
-    return default
+    return str(by)
+
+
+def _version(data: dict[str, Any]) -> int:
+    v = data.get("version", 0)
+    if isinstance(v, bool):
+        raise ValueError(f"version {v!r} is not a whole number")
+    if isinstance(v, int):
+        return v
+    if isinstance(v, float) and v.is_integer():
+        return int(v)
+    if isinstance(v, str) and v.strip().isdigit():
+        return int(v.strip())
+    raise ValueError(
+        f"version {v!r} is not a whole number: import the tasks cartoqa wrote, unedited"
+    )
+
+
+def _normal(truth: Any) -> Any:
+    """A truth as the store writes it (defaults in), for comparing; as given when invalid."""
+    try:
+        return TRUTHS.validate_python(truth).model_dump(mode="json")
+    except ValidationError:
+        return truth
+
+
+def _same_decision(d: Decision, reviewer: str, verdict: str, after: Any, reason: str) -> bool:
+    return (
+        normalise_reviewer(d.reviewer) == reviewer
+        and d.verdict == verdict
+        and d.reason == reason.strip()
+        and (verdict != "correct" or _normal(d.truth_after) == _normal(after))
+    )
 
 
 def read_annotations(
@@ -136,56 +273,102 @@ def read_annotations(
 ) -> ImportReport:
     """Store the completed annotations of a Label Studio export (module docstring)."""
     try:
-        tasks = json.loads(path.read_text(encoding="utf-8"))
+        items = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         raise CartoqaError(f"{path} is not a Label Studio JSON export: {exc}") from None
-    if not isinstance(tasks, list):
-        raise CartoqaError(f"{path} is not a Label Studio JSON export (a list of tasks)")
+    if not isinstance(items, list):
+        raise CartoqaError(
+            f"{path} is not a Label Studio JSON export (a list of tasks): export the project "
+            "as JSON or JSON_MIN"
+        )
     by_id = dataset.by_id()
     report = ImportReport()
-    for task in tasks:
-        data = task.get("data") or {}
-        sample = by_id.get(str(data.get("sample_id")))
+    for task in _tasks(items):
+        sid = task.data.get("sample_id")
+        sample = by_id.get(sid) if isinstance(sid, str) else None
         if sample is None:
-            report.errors.append(f"task {task.get('id')}: sample {data.get('sample_id')!r} is "
-                                 "not in this dataset")  # fmt: skip
+            report.errors.append(f"{task.label}: sample {sid!r} is not in this dataset")
             continue
-        done = [a for a in task.get("annotations") or [] if not a.get("was_cancelled")]
-        if not done:
+        if not task.annotations:
             report.skipped += 1
             continue
-        seen = int(data.get("version", 0))
-        predicted = json.loads(
-            ((task.get("predictions") or [{}])[0].get("result") or [{}])[0]
-            .get("value", {})
-            .get("text", ["null"])[0]
-        )
-        for a in sorted(done, key=lambda a: str(a.get("created_at", ""))):
-            result = a.get("result") or []
-            verdict = (_field(result, "verdict", "choices") or [""])[0]
-            reason = "\n".join(_field(result, "reason", "text") or [])
-            try:
-                texts = _field(result, "truth", "text")
-                truth = json.loads(texts[0]) if texts else predicted
-                if verdict not in VERDICTS:
-                    verdict = "accept" if truth == predicted else "correct"
-                if verdict == "correct" and truth == predicted:
-                    verdict = "accept"
-                d = store.decide(
-                    sample,
-                    reviewer=_who(a, reviewer),
-                    verdict=verdict,
-                    seen=seen,
-                    truth=truth if verdict == "correct" else None,
-                    reason=reason,
+        try:
+            seen = _version(task.data)
+            if not 0 <= seen <= store.version(sample.id):
+                raise ValueError(
+                    f"version {seen} was never a version of {sample.id} in {store.path} "
+                    f"(it is at {store.version(sample.id)}): tasks of another review store?"
                 )
+        except ValueError as exc:
+            report.errors.append(f"{sample.id} ({task.label}): {exc}")
+            continue
+        for a in sorted(task.annotations, key=lambda a: a.created_at):
+            try:
+                stored = _import_one(sample, store, a, seen, reviewer, report)
             except StaleEditError:
                 report.conflicts.append(sample.id)
                 break
             except (ValueError, DecisionError) as exc:
                 report.errors.append(f"{sample.id}: {exc}")
                 continue
-            seen = d.version
-            predicted = d.truth_after
-            report.decisions += 1
+            if stored is None:
+                report.conflicts.append(sample.id)
+                break
+            seen = stored
     return report
+
+
+def _import_one(
+    sample: Any,
+    store: DecisionStore,
+    a: _Annotation,
+    seen: int,
+    default: str,
+    report: ImportReport,
+) -> int | None:
+    """Store one annotation made on version ``seen``; the version it made (or found already
+    made), None when another decision came first."""
+    predicted = store.shown_at(sample, seen)
+    truth: Any = predicted
+    if a.truth is not None:
+        try:
+            truth = json.loads(a.truth)
+        except (ValueError, RecursionError) as exc:
+            raise ValueError(f"the truth is not valid JSON ({exc})") from None
+        if not isinstance(truth, dict):
+            raise ValueError("the truth is not a JSON object ({...})")
+    edited = _normal(truth) != _normal(predicted)
+    verdict = a.verdict.strip().lower()
+    if verdict and verdict not in VERDICTS:
+        raise ValueError(f"verdict {a.verdict!r}: choose one of {', '.join(VERDICTS)}")
+    if not verdict:
+        verdict = "correct" if edited else "accept"
+    if verdict == "correct" and not edited:
+        raise ValueError(
+            "the verdict is 'correct' but nothing was edited: edit the truth, or choose accept"
+        )
+    if verdict == "accept" and edited:
+        raise ValueError(
+            "the truth was edited but the verdict is 'accept': choose correct to store the edit"
+        )
+    if verdict == "reject" and not a.reason.strip():
+        raise ValueError("rejected without a reason: write one in 'reason'")
+    name = normalise_reviewer(_who(a.who, default))
+    history = store.history(sample.id)
+    if len(history) > seen:  # decided since the export: this annotation, or another's
+        if _same_decision(history[seen], name, verdict, truth, a.reason):
+            report.already += 1
+            return seen + 1
+        return None
+    d = store.decide(
+        sample,
+        reviewer=name,
+        verdict=verdict,
+        seen=seen,
+        truth=truth if verdict == "correct" else None,
+        reason=a.reason,
+    )
+    report.decisions += 1
+    if d.truth_after is not None and verdict == "correct":
+        report.warnings.extend(f"{sample.id}: {w}" for w in correction_warnings(d.truth_after))
+    return d.version

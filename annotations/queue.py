@@ -19,7 +19,7 @@ from typing import Any
 from cartoqa.records import Sample
 from cartoqa.stores import Dataset
 
-from .decisions import DecisionStore
+from .decisions import DecisionStore, normalise_reviewer
 
 __all__ = ["STATUSES", "Filters", "ReviewQueue", "Row"]
 
@@ -50,7 +50,10 @@ class Filters:
 
     @classmethod
     def from_query(cls, query: Mapping[str, str]) -> Filters:
-        return cls(**{f.name: str(query.get(f.name, "")).strip() for f in fields(cls)})
+        got = {f.name: str(query.get(f.name, "")).strip() for f in fields(cls)}
+        for name in ("reviewer", "not_reviewer"):  # names as the store compares them
+            got[name] = normalise_reviewer(got[name])
+        return cls(**got)
 
     def query(self) -> dict[str, str]:
         """The filters set, as query parameters."""
@@ -144,6 +147,7 @@ class ReviewQueue:
         """Where a reviewer starts: the first row not done that they have not decided, else
         the first not done, else the first."""
         open_ = [r for r in rows if r.status not in FINAL]
+        reviewer = normalise_reviewer(reviewer)
         return next(
             (r for r in open_ if reviewer not in r.reviewers),
             open_[0] if open_ else (rows[0] if rows else None),

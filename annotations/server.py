@@ -43,6 +43,9 @@ def serve(
     with DecisionStore.open(store_path, dataset, required=required):
         pass  # a store that cannot open fails here, before the address is printed
     token = secrets.token_urlsafe(24)
+    hosts = [host]  # a name it was started with answers; addresses always do
+    if not loopback(host):  # shared on a network: this machine's own names too
+        hosts += [socket.gethostname(), socket.getfqdn()]
     app = create_app(
         dataset,
         store_path,
@@ -50,6 +53,7 @@ def serve(
         required=required,
         default_reviewer=reviewer,
         export_dir=export_dir,
+        hosts=tuple(hosts),
     )
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)

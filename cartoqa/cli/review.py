@@ -7,7 +7,6 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
 from typer.core import TyperGroup
 
 from cartoqa.errors import CartoqaError
@@ -129,7 +128,7 @@ def export(
             raise CartoqaError(
                 f"no review store at {path}: review the dataset first, or give --store FILE"
             )
-        with DecisionStore.open(path, ds, required=required) as decisions:
+        with DecisionStore.open(path, ds, required=required, read_only=True) as decisions:
             manifest = export_reviewed(
                 ds, decisions, out, overwrite=overwrite, only_reviewed=only_reviewed
             )
@@ -137,7 +136,7 @@ def export(
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None
     r = manifest.review
-    Console().print(
+    typer.echo(
         f"{out}: {r['exported']} of {r['samples']} samples written; reviewed {r['reviewed']} "
         f"(accepted {r['accepted']}, corrected {r['corrected']}, rejected {r['rejected']}, "
         f"disputed {r['disputed']}); {r['decisions']} decisions in {out / r['decisions_file']}"
@@ -158,17 +157,38 @@ def label_studio_export(
 
     try:
         ds = load_dataset(dataset)
-        with DecisionStore.open(store_path(dataset, store), ds) as decisions:
-            n = write_tasks(ds, decisions, out)
+        path = store_path(dataset, store)
+        if path.exists():
+            with DecisionStore.open(path, ds, read_only=True) as decisions:
+                n = write_tasks(ds, decisions, out)
+        else:  # nothing decided yet: a store made now, empty
+            with DecisionStore.open(path, ds) as decisions:
+                n = write_tasks(ds, decisions, out)
     except CartoqaError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None
     config = out.with_suffix(".label-config.xml")
     config.write_text(LABEL_CONFIG, encoding="utf-8")
-    Console().print(
-        f"{n} tasks in {out}; the labelling interface in {config}. Serve the images with "
-        f"LABEL_STUDIO_LOCAL_FILES_SERVING_ENABLED=true and "
-        f"LABEL_STUDIO_LOCAL_FILES_DOCUMENT_ROOT={dataset.resolve().parent}"
+    typer.echo(f"{n} tasks in {out}; the labelling interface in {config}.")
+    typer.echo(setup_text(ds.path.resolve(), out.resolve(), config.resolve()))
+
+
+def setup_text(dataset: Path, tasks: Path, config: Path) -> str:
+    """The Label Studio set-up for tasks written from ``dataset``: the images are served by
+    Label Studio's local files, which it serves only from a Local files storage."""
+    return "\n".join(
+        [
+            "Label Studio set-up (the images are served from this machine's files):",
+            "  1. start Label Studio with LABEL_STUDIO_LOCAL_FILES_SERVING_ENABLED=true and "
+            f"LABEL_STUDIO_LOCAL_FILES_DOCUMENT_ROOT={dataset.parent}",
+            f"  2. create a project; Settings > Labeling Interface > Code: paste {config}",
+            "  3. Settings > Cloud Storage > Add Source Storage > Local files, absolute local "
+            f"path {dataset / 'images'}; Add Storage, and do not sync it (the tasks come from "
+            "the file below; the storage lets Label Studio serve their images)",
+            f"  4. Import: upload {tasks}",
+            "  5. when done: Export > JSON (or JSON_MIN), then "
+            f"cartoqa review label-studio-import {dataset} EXPORT.json",
+        ]
     )
 
 
@@ -181,9 +201,10 @@ def label_studio_import(
         str, typer.Option(help="The reviewer of annotations that name no annotator.")
     ] = "label-studio",
 ) -> None:
-    """Store the completed annotations of a Label Studio export as decisions.  A sample
-    decided here since the tasks were exported is a conflict and is left as it is.  Exit
-    status 1 when some annotations could not be read or were in conflict."""
+    """Store the completed annotations of a Label Studio export (JSON or JSON_MIN) as
+    decisions.  A sample decided here since the tasks were exported is a conflict and is
+    left as it is; an annotation imported before is not stored twice.  Exit status 1 when
+    some annotations could not be read, were refused or were in conflict."""
     from annotations.decisions import DecisionStore
     from annotations.label_studio import read_annotations
     from cartoqa.stores import load_dataset
@@ -195,14 +216,17 @@ def label_studio_import(
     except CartoqaError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None
-    console = Console()
-    console.print(
-        f"{report.decisions} decisions stored; {report.skipped} tasks not annotated; "
-        f"{len(report.conflicts)} in conflict; {len(report.errors)} unreadable"
+    # plain text: sample ids and reasons come from the file ("[/bold]" is no markup here)
+    typer.echo(
+        f"{report.decisions} decisions stored; {report.already} already imported; "
+        f"{report.skipped} tasks not annotated; {len(report.conflicts)} in conflict; "
+        f"{len(report.errors)} unreadable"
     )
     for sid in report.conflicts:
-        console.print(f"conflict: {sid} was decided in cartoqa after the export; left as it is")
+        typer.echo(f"conflict: {sid} was decided in cartoqa after the export; left as it is")
     for why in report.errors:
-        console.print(f"unreadable: {why}")
+        typer.echo(f"unreadable: {why}")
+    for why in report.warnings:
+        typer.echo(f"warning: {why}")
     if report.conflicts or report.errors:
         raise typer.Exit(1)

@@ -241,3 +241,135 @@ def test_a_process_killed_while_deciding_loses_no_decision_it_was_told_was_store
     store.decide(s, reviewer="bo", verdict="reject", seen=store.version(s.id))
     assert store.effective(s) is None
     assert json.loads(json.dumps(store.latest(s.id).as_dict()))["verdict"] == "reject"
+
+
+# ---------------------------------------------------------------- issue 26
+
+
+def test_one_person_is_one_reviewer_whatever_invisible_characters_they_type(tmp_path):
+    """Finding 16: "ana" and "ana\u200b" made an "agreed" sample; "\u202etoor" showed as root."""
+    kinds_dataset(tmp_path / "ds", copies=1)
+    ds = load_dataset(tmp_path / "ds")
+    store = DecisionStore.open(tmp_path / "r.sqlite", ds, required=2)
+    count = _by(ds, "stmf_count-000")
+    store.decide(count, reviewer="ana", verdict="accept", seen=0)
+    store.decide(count, reviewer="ana\u200b", verdict="accept", seen=1)
+    store.decide(count, reviewer="\uff41na\u2060 ", verdict="accept", seen=2)  # fullwidth a
+    assert store.status(count.id) == "needs another review"
+    assert {d.reviewer for d in store.all()} == {"ana"}
+    assert store.stats(s.id for s in ds.samples)["agreement"] is None  # one reviewer only
+    d = store.decide(_by(ds, "rle-000"), reviewer="\u202etoor", verdict="accept", seen=0)
+    assert d.reviewer == "toor"
+    d = store.decide(_by(ds, "mml-000"), reviewer="ana \t\n  lee", verdict="accept", seen=0)
+    assert d.reviewer == "ana lee"
+    for bad in ("\u200b", "\u202e\u202c", " \x00 "):
+        with pytest.raises(DecisionError, match="name"):
+            store.decide(_by(ds, "mfs-000"), reviewer=bad, verdict="accept", seen=0)
+    assert store.version("mfs-000") == 0
+    store.decide(count, reviewer="bo", verdict="accept", seen=3)
+    assert store.status(count.id) == "accepted"  # two people now
+
+
+def test_correcting_one_unit_of_an_rle_pair_corrects_its_twin(tmp_path):
+    """Finding 18: a correction of rle-…-m left its -ft twin at the old value."""
+    from tests.annotations.review_data import rle_pair_dataset
+
+    ds = rle_pair_dataset(tmp_path / "ds")
+    store = DecisionStore.open(tmp_path / "r.sqlite", ds)
+    by = ds.by_id()
+    assert store.twins_of("rle-0000-m") == ["rle-0000-ft"] and store.twins_of("rle-0001-m") == []
+    fixed = NumberTruth(value=520.0, unit="m", equivalents={"ft": 1706.04})
+    store.decide(by["rle-0000-m"], reviewer="ana", verdict="correct", truth=fixed, seen=0)
+    ft = store.effective(by["rle-0000-ft"]).ground_truth
+    assert (ft.value, ft.unit, ft.equivalents) == (1706.04, "ft", {"m": 520.0})
+    twin = store.latest("rle-0000-ft")
+    assert (twin.verdict, twin.reviewer, twin.version) == ("correct", "ana", 1)
+    assert "rle-0000-m" in twin.reason
+    # a JSON edit of the value alone: the truth's own equivalent follows too
+    feet = {"kind": "number", "value": 1000.0, "unit": "ft", "equivalents": {"m": 520.0}}
+    store.decide(by["rle-0000-ft"], reviewer="bo", verdict="correct", truth=feet, seen=1)
+    m = store.effective(by["rle-0000-m"]).ground_truth
+    assert (m.value, m.equivalents) == (304.8, {"ft": 1000.0})
+    assert store.effective(by["rle-0000-ft"]).ground_truth.equivalents == {"m": 304.8}
+    # a rejected twin stays rejected
+    store.decide(by["rle-0000-ft"], reviewer="bo", verdict="reject", seen=2, reason="x")
+    store.decide(
+        by["rle-0000-m"], reviewer="bo", verdict="correct", seen=2,
+        truth=NumberTruth(value=300.0, unit="m", equivalents={"ft": 984.25}),
+    )  # fmt: skip
+    assert store.effective(by["rle-0000-ft"]) is None
+    assert store.effective(by["rle-0001-m"]).ground_truth.value == 80.0
+
+
+def _locked(path: Path):
+    """Another process's write lock on the store (a long write)."""
+    other = sqlite3.connect(path, isolation_level=None)
+    other.execute("BEGIN IMMEDIATE")
+    return other
+
+
+def test_a_held_store_is_refused_as_busy_naming_it(ds, tmp_path):
+    """Finding 17: a locked store froze every request for ~30 s, then failed unexplained."""
+    from annotations.decisions import StoreBusyError
+
+    store = DecisionStore.open(tmp_path / "r.sqlite", ds, busy_timeout_s=0.2)
+    other = _locked(tmp_path / "r.sqlite")
+    try:
+        with pytest.raises(StoreBusyError, match=r"r\.sqlite is busy.*try again"):
+            store.decide(_by(ds, "mml-000"), reviewer="ana", verdict="accept", seen=0)
+        assert store.version("mml-000") == 0  # reading goes on while another writes
+    finally:
+        other.execute("ROLLBACK")
+        other.close()
+    store.decide(_by(ds, "mml-000"), reviewer="ana", verdict="accept", seen=0)
+
+
+def _without_override(cmd: list[str]) -> list[str]:
+    """``cmd`` run as a user whose read-only files are read-only: root loses the
+    capabilities that let it write anything."""
+    if os.geteuid() != 0:
+        return cmd
+    return ["setpriv", "--bounding-set=-dac_override,-dac_read_search,-fowner", "--", *cmd]
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        _without_override([sys.executable, "-m", "cartoqa", *args]),
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=ROOT,
+    )
+
+
+def test_a_read_only_store_is_exported_and_named_when_it_cannot_be_written(tmp_path):
+    """Finding 17: `review export` refused a read-only store; a read-only -shm was left and
+    the error named the wrong file."""
+    kinds_dataset(tmp_path / "ds", copies=1)
+    ds = load_dataset(tmp_path / "ds")
+    path = tmp_path / "ds" / "review.sqlite"
+    with DecisionStore.open(path, ds) as store:
+        store.decide(_by(ds, "mml-000"), reviewer="ana", verdict="reject", seen=0, reason="x")
+    assert not path.with_name("review.sqlite-wal").exists()
+    path.chmod(0o444)
+    (tmp_path / "ds").chmod(0o555)
+    try:
+        r = _cli("review", "export", str(tmp_path / "ds"), str(tmp_path / "out"))
+        assert r.returncode == 0, r.stdout + r.stderr
+        assert "mml-000" not in load_dataset(tmp_path / "out").by_id()
+        r = _cli("review", "serve", str(tmp_path / "ds"), "--port", "0")
+        said = " ".join((r.stdout + r.stderr).split())
+        assert r.returncode == 2 and f"{path} is read-only" in said, said
+        assert sorted(p.name for p in (tmp_path / "ds").iterdir() if "review" in p.name) == [
+            "review.sqlite"
+        ]  # no -shm left beside it
+    finally:
+        (tmp_path / "ds").chmod(0o755)
+        path.chmod(0o644)
+    # a read-only -shm left beside a writable store: the error names the -shm
+    shm = path.with_name("review.sqlite-shm")
+    shm.write_bytes(b"")
+    shm.chmod(0o444)
+    r = _cli("review", "label-studio-import", str(tmp_path / "ds"), str(tmp_path / "x.json"))
+    said = " ".join((r.stdout + r.stderr).split())
+    assert r.returncode == 2 and f"{shm} is read-only" in said, said

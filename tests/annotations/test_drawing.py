@@ -687,3 +687,64 @@ def test_a_hostile_name_is_drawn_as_text():
     assert f"{HOSTILE} (optional)" in text
     # the panel's ink where the names are listed: text, not an error or an empty panel
     assert _panel_ink(img, HEADER_PX, HEADER_PX + 200) > 200
+
+
+# ---------------------------------------------------------------- issue 26
+
+
+def test_a_drawing_of_twenty_thousand_names_stays_a_readable_size():
+    """Finding 17: 20,000 names made an 85,604 px tall drawing (+420 MB)."""
+    many = [f"Feature number {i}" for i in range(20_000)]
+    names = _sample(
+        "stmf_names-0001",
+        "stmf_names",
+        NamesTruth(names=many, optional=many[:50], feature_type="cafe"),
+    )
+    table = _sample(
+        "mtmf-0001",
+        "mtmf",
+        FeatureTableTruth(features={"cafe": FeatureCount(count=20_000, names=many)}),
+    )
+    for sample in (names, table):
+        img = draw_sample(sample, _map())
+        assert img.height <= HEADER_PX + 3000 + 100, (sample.id, img.height)
+        _header_ok(img)
+    text = describe_sample(names, size=(W, H))
+    assert "… and 19,960 more names" in text and "… and 10 more optional names" in text
+    assert len(text) < 150
+    (row,) = [t for t in describe_sample(table, size=(W, H)) if t.startswith("cafe 20000")]
+    assert row.endswith("and 19,960 more") and len(row) < 2000
+
+
+def test_a_corrected_route_is_redrawn_on_the_maps_roads():
+    """Finding 18: a corrected route (its legs dropped) lost its drawn path, and said nothing
+    of whether the map's roads connect it."""
+    import tempfile
+    from pathlib import Path
+
+    from tests.annotations.review_data import network_route_dataset
+
+    with tempfile.TemporaryDirectory() as tmp:
+        (sample,) = network_route_dataset(Path(tmp) / "ds").samples
+    net = sample.ground_truth.network
+    view = View((43.7300, 7.4210), 17, width=640, height=400)
+    base = Image.new("RGB", (640, 400), PAPER)
+
+    def mid(a, b):
+        (x0, y0), (x1, y1) = view.pixel(*net.nodes[a]), view.pixel(*net.nodes[b])
+        return (x0 + x1) / 2, (y0 + y1) / 2
+
+    for steps, second, said in (
+        (["turn right", "Rue Est", "turn left", "Rue Nord"], ("2", "3"), "connected on"),
+        (["turn right", "Rue Est", "turn right", "Rue Sud"], ("2", "4"), "NOT connected"),
+    ):
+        truth = sample.ground_truth.model_copy(update={"steps": ["blue", *steps, "red"]})
+        fixed = sample.model_copy(update={"ground_truth": truth})
+        img = draw_sample(fixed, base)
+        assert _near(_at(img, *mid("1", "2")), LEG_COLOURS[0]) < 80
+        assert _near(_at(img, *mid(*second)), LEG_COLOURS[1]) < 80
+        text = describe_sample(fixed, size=(640, 400))
+        assert any(t.startswith(said) for t in text), text
+        assert any("each step's road is drawn whole" in t for t in text)
+    bad = [t for t in text if t.startswith("NOT connected")]
+    assert bad == ["NOT connected on the map's roads: 'Rue Sud' does not lead to the red marker"]

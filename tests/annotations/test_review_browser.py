@@ -253,3 +253,73 @@ def test_a_killed_server_started_again_has_every_decision(browser, kinds):
         assert page.get_by_test_id("status").inner_text() == "accepted"
     with store_of(kinds) as store:
         assert [d.sample_id for d in store.all()] == ["distance-000", "stmf_count-000", "rle-000"]
+
+
+def test_a_feature_table_has_room_to_read_and_edit(browser, tmp_path):
+    """Finding 18: feature tables were cramped (names boxes a few words wide)."""
+    from tests.annotations.review_data import table_dataset
+
+    table_dataset(tmp_path / "ds")
+    with review_server(tmp_path / "ds", "--reviewer", "ana") as srv:
+        page = new_page(browser)
+        page.goto(srv.base + "/sample/mtmf-0000")
+        names = page.locator("textarea[name='table.restaurant.names']").bounding_box()
+        count = page.locator("input[name='table.restaurant.count']").bounding_box()
+        table = page.locator("table.grouped").bounding_box()
+        assert names["width"] >= 240, names  # "The Long Named Restaurant Number 0" fits a line
+        assert count["width"] >= 40, count
+        width = page.evaluate("document.documentElement.clientWidth")
+        assert table["x"] + table["width"] <= width  # nothing past the window's edge
+        assert page.evaluate("document.documentElement.scrollWidth") <= width
+        line = page.evaluate(
+            "(() => { const t = document.querySelector("
+            "\"textarea[name='table.restaurant.names']\");"
+            " return t.scrollWidth <= t.clientWidth; })()"
+        )
+        assert line, "a name is wider than its box"
+
+
+def test_a_name_another_local_page_writes_is_not_the_reviewer(browser, kinds):
+    """Finding 16: a page from another port of 127.0.0.1 set the reviewer's name (browsers
+    let it write a cookie that every port receives)."""
+    import http.server
+    import threading
+
+    class Evil(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            body = (
+                b"<!doctype html><script>document.cookie = "
+                b"'cartoqa_reviewer=mallory; path=/; SameSite=Lax';</script>evil"
+            )
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    evil = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Evil)
+    threading.Thread(target=evil.serve_forever, daemon=True).start()
+    try:
+        with review_server(kinds, "--reviewer", "ana") as srv:
+            page = new_page(browser)
+            page.goto(f"http://127.0.0.1:{evil.server_address[1]}/")
+            cookies = {c["name"]: c["value"] for c in page.context.cookies()}
+            assert cookies.get("cartoqa_reviewer") == "mallory"  # the browser took it
+            page.goto(srv.base + "/sample/mml-000")
+            assert page.locator("#reviewer").input_value() == "ana"
+            page.fill("#reviewer", "bo")
+            page.keyboard.press("Escape")
+            page.keyboard.press("a")
+            page.wait_for_url("**/sample/srn-000*")
+            assert page.locator("#reviewer").input_value() == "bo"  # the tool's own cookie
+            page.goto(f"http://127.0.0.1:{evil.server_address[1]}/")  # written again
+            page.goto(srv.base + "/sample/srn-000")
+            assert page.locator("#reviewer").input_value() == "bo"
+    finally:
+        evil.shutdown()
+        evil.server_close()
+    with store_of(kinds) as store:
+        assert [d.reviewer for d in store.all()] == ["bo"]

@@ -87,3 +87,38 @@ def test_the_command_exports_and_the_result_runs_and_scores(tmp_path):
         app, ["review", "export", str(tmp_path / "other"), str(tmp_path / "out2")]
     )
     assert result.exit_code == 2 and "no review store" in result.output
+
+
+def test_the_command_refuses_an_out_that_is_holds_or_is_inside_the_dataset(tmp_path):
+    """Issue 26, 15: `review export DS DS --overwrite` deleted the decision store."""
+    _, store = _reviewed(tmp_path)
+    store.close()
+    folder = tmp_path / "ds"
+
+    def files():  # the -wal and -shm a reader may leave are SQLite's, not the dataset's
+        return {
+            p.name: p.read_bytes()
+            for p in folder.iterdir()
+            if p.is_file() and not p.name.endswith(("-wal", "-shm"))
+        }
+
+    before = files()
+    runner = CliRunner()
+    for out in (folder, tmp_path, folder / "images", folder / "inside"):
+        result = runner.invoke(
+            app, ["review", "export", str(folder), str(out), "--overwrite"], catch_exceptions=False
+        )
+        said = " ".join(result.output.split())
+        assert result.exit_code == 2 and "overlap" in said, (out, result.output)
+    assert files() == before
+    assert not (folder / "inside").exists()
+    with DecisionStore.open(folder / "review.sqlite", load_dataset(folder)) as again:
+        assert len(again.all()) == 5
+    # another folder holding a review store is someone's reviewed dataset, not an export
+    kinds_dataset(tmp_path / "victim", copies=1)
+    (tmp_path / "victim" / "review.sqlite").write_bytes(b"their decisions")
+    result = runner.invoke(
+        app, ["review", "export", str(folder), str(tmp_path / "victim"), "--overwrite"]
+    )
+    assert result.exit_code == 2 and "review store" in result.output, result.output
+    assert (tmp_path / "victim" / "review.sqlite").read_bytes() == b"their decisions"

@@ -5,6 +5,7 @@ export folder."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -249,7 +250,9 @@ def test_the_server_writes_only_its_store_and_the_export_folder(kinds, tmp_path)
         )
         reject = form(verdict="reject", seen="0", reviewer="a", reason="image broken or blank")
         assert srv.request("POST", "/sample/rle-000", reject)[0] == 303
-        status, _, body = srv.request("POST", "/export")
+        status, headers, _ = srv.request("POST", "/export")
+        assert status == 303 and headers["location"] == f"/{srv.token}/?exported=1"
+        status, _, body = srv.request("GET", headers["location"], token=False)
         assert status == 200 and b"samples written to" in body
     after = tree(tmp_path)
     changed = {p for p in after if before.get(p) != after[p]}
@@ -431,10 +434,211 @@ def test_the_export_button_replaces_only_an_earlier_export_of_this_dataset(kinds
     assert (victim / "review.sqlite").read_bytes() == b"someone's decisions"
     out = tmp_path / "out"
     with review_server(kinds, "--export-to", str(out)) as srv:
-        assert srv.request("POST", "/export")[0] == 200
-        assert srv.request("POST", "/export")[0] == 200  # its own earlier export: replaced
+        assert srv.request("POST", "/export")[0] == 303
+        assert srv.request("POST", "/export")[0] == 303  # its own earlier export: replaced
         out.rename(tmp_path / "moved")
         kinds_dataset(out, copies=2)  # someone else's dataset there meanwhile
         status, _, body = srv.request("POST", "/export")
         assert status == 409 and b"nothing there was changed" in body
     assert len(load_dataset(out)) == 28
+
+
+# ---------------------------------------------------------------- issue 26
+
+
+def reviewer_in(body: bytes) -> str:
+    m = re.search(rb'name="reviewer" id="reviewer" value="([^"]*)"', body)
+    assert m, body[:500]
+    return html_unescape(m.group(1))
+
+
+def test_a_reviewer_name_written_by_another_local_page_is_not_taken(kinds):
+    """Finding 16: a cookie written from another port of 127.0.0.1 named the reviewer."""
+    with review_server(kinds, "--reviewer", "ana") as srv:
+        evil = {"Cookie": "cartoqa_reviewer=mallory"}  # what any local page can write
+        assert reviewer_in(srv.request("GET", "/sample/mml-000", headers=evil)[2]) == "ana"
+        status, headers, _ = srv.request(
+            "POST",
+            "/sample/mml-000",
+            form(verdict="accept", seen="0", reviewer="bo\u200b"),
+            headers=evil,
+        )
+        assert status == 303
+        mine = headers["set-cookie"].split(";")[0]
+        both = {"Cookie": f"cartoqa_reviewer=mallory; {mine}"}
+        assert reviewer_in(srv.request("GET", "/sample/srn-000", headers=both)[2]) == "bo"
+        name, value = mine.split("=", 1)
+        forged = {"Cookie": f"{name}=mallory.{value.rpartition('.')[2]}"}
+        assert reviewer_in(srv.request("GET", "/sample/srn-000", headers=forged)[2]) == "ana"
+        # bidi controls are no part of a name: "\u202etoor" is toor, not "root"
+        rtl = form(verdict="accept", seen="0", reviewer="\u202etoor")
+        assert srv.request("POST", "/sample/srn-000", rtl)[0] == 303
+        page = srv.request("GET", "/sample/srn-000")[2].decode()
+        assert "<b>accept</b> by toor at" in page and "\u202e" not in page
+    assert [d.reviewer for d in decisions(kinds)] == ["bo", "toor"]
+
+
+def test_a_held_store_answers_busy_and_holds_up_nothing_else(kinds):
+    """Finding 17: a locked store froze every request for ~30 s."""
+    import sqlite3
+    import threading
+
+    with review_server(kinds) as srv:
+        assert srv.request("GET", "/")[0] == 200  # the store is made
+        other = sqlite3.connect(kinds / "review.sqlite", isolation_level=None)
+        other.execute("BEGIN IMMEDIATE")  # another process writing, at length
+        got: dict = {}
+        accept = form(verdict="accept", seen="0", reviewer="ana")
+        try:
+            t = threading.Thread(
+                target=lambda: got.update(post=srv.request("POST", "/sample/mml-000", accept))
+            )
+            t.start()
+            status, _, body = srv.request("GET", "/sample/srn-000")  # not held up behind it
+            assert status == 200 and b"srn-000" in body
+            t.join(60)
+            status, headers, body = got["post"]
+            assert status == 503 and "review store is busy, try again" in body.decode()
+            assert headers.get("retry-after")
+        finally:
+            other.execute("ROLLBACK")
+            other.close()
+        assert srv.request("POST", "/sample/mml-000", accept)[0] == 303
+    assert [d.sample_id for d in decisions(kinds)] == ["mml-000"]
+
+
+def test_a_chunked_body_is_bounded_as_it_arrives(kinds):
+    """Finding 17: the 1 MB limit checked only Content-Length; a chunked 30 MB body was read."""
+    import http.client
+    from urllib.parse import urlsplit
+
+    with review_server(kinds) as srv:
+        u = urlsplit(srv.url)
+        conn = http.client.HTTPConnection(u.hostname, u.port, timeout=30)
+        sent = []
+
+        def body():
+            yield b"verdict=accept&seen=0&reviewer=ana&filler="
+            for _ in range(30):
+                sent.append(1)
+                yield b"a" * 1_000_000
+
+        status = None
+        with contextlib.suppress(OSError):  # the server stopped reading and closed
+            conn.request(
+                "POST",
+                f"/{srv.token}/sample/mml-000",
+                body=body(),
+                headers={"Content-Type": "application/x-www-form-urlencoded"},
+                encode_chunked=True,
+            )
+        try:
+            status = conn.getresponse().status
+        except (OSError, http.client.HTTPException):
+            status = None  # closed before its answer could be read
+        conn.close()
+        # answered "too large" once past the limit (the rest is drained unread by the server)
+        assert status in (413, None) and sent, status
+        assert srv.request("GET", "/")[0] == 200  # still serving
+    assert decisions(kinds) == []
+
+
+def test_a_request_for_another_host_name_is_refused(kinds):
+    """Finding 17: no Host check (DNS rebinding was stopped only by the token)."""
+    with review_server(kinds) as srv:
+        port = srv.origin.rsplit(":", 1)[1]
+        for host in (f"evil.example:{port}", "evil.example", f"127.0.0.1.nip.io:{port}"):
+            status, _, body = srv.request("GET", "/sample/mml-000", headers={"Host": host})
+            assert status == 403 and b"Rue Grimaldi" not in body, host
+        status, _, _ = srv.request(
+            "POST",
+            "/sample/mml-000",
+            form(verdict="accept", seen="0", reviewer="ana"),
+            headers={"Host": f"evil.example:{port}", "Origin": f"http://evil.example:{port}"},
+        )
+        assert status == 403 and decisions(kinds) == []
+        for host in (f"127.0.0.1:{port}", f"localhost:{port}"):
+            assert srv.request("GET", "/", headers={"Host": host})[0] == 200, host
+
+
+def test_a_reload_after_an_export_does_not_export_again(kinds, tmp_path):
+    """Finding 18: reloading the page a web export answered submitted it again."""
+    out = tmp_path / "out"
+    with review_server(kinds, "--export-to", str(out)) as srv:
+        status, headers, _ = srv.request("POST", "/export")
+        assert status == 303
+        stamp = (out / "manifest.json").stat().st_mtime_ns
+        for _ in range(2):  # the page after it, and a reload of it
+            status, _, body = srv.request("GET", headers["location"], token=False)
+            assert status == 200 and b"14 of 14 samples written to" in body
+        assert (out / "manifest.json").stat().st_mtime_ns == stamp
+
+
+def test_a_feature_table_change_is_shown_whole_in_history_and_in_the_conflict(tmp_path):
+    """Finding 18: a feature-table change was cut from history and the conflict box."""
+    from tests.annotations.review_data import table_dataset
+
+    table_dataset(tmp_path / "ds")
+    with review_server(tmp_path / "ds") as srv:
+        bo = form(verdict="correct", seen="0", reviewer="bo", **{"table.veterinary.count": "2"})
+        assert srv.request("POST", "/sample/mtmf-0000", bo)[0] == 303
+        ana = form(verdict="correct", seen="0", reviewer="ana", **{"table.atm.count": "4"})
+        status, _, body = srv.request("POST", "/sample/mtmf-0000", ana)
+        assert status == 409
+        box = body.decode().split('data-testid="conflict"')[1].split("</section>")[0]
+        assert "features.veterinary.count" in box and "<code>2</code>" in box, box
+        assert "…" not in box and "The Long Named Atm" not in box  # only the rows changed
+        again = form(verdict="correct", seen="1", reviewer="ana", **{"table.atm.names": "A\nB"})
+        assert srv.request("POST", "/sample/mtmf-0000", again)[0] == 303
+        page = srv.request("GET", "/sample/mtmf-0000")[2].decode()
+        history = page.split('data-testid="history"')[1]
+        assert "features.veterinary.count: <code>1</code> → <code>2</code>" in history
+        assert "features.atm.names" in history and "…" not in history
+
+
+def test_a_corrected_route_is_checked_on_the_maps_roads_and_redrawn(tmp_path):
+    """Finding 18: a corrected route lost its drawn path and was not checked against the
+    road network (the oracle's connectivity fell with no warning)."""
+    from PIL import Image
+
+    from tests.annotations.review_data import network_route_dataset
+
+    network_route_dataset(tmp_path / "ds")
+    with review_server(tmp_path / "ds") as srv:
+        before = srv.request("GET", "/drawing/srn-0000.png")[2]
+        steps = "turn right | Rue Est\nturn right | Rue Sud"
+        bad = form(verdict="correct", seen="0", reviewer="ana", steps=steps)
+        status, _, body = srv.request("POST", "/sample/srn-0000", bad)
+        html = html_unescape(body)
+        assert status == 422 and "not connected on the map's roads" in html, html[:3000]
+        assert "'Rue Sud' does not lead to the red marker" in html
+        assert 'name="route_anyway"' in html and decisions(tmp_path / "ds") == []
+        anyway = form(verdict="correct", seen="0", reviewer="ana", steps=steps, route_anyway="1")
+        assert srv.request("POST", "/sample/srn-0000", anyway)[0] == 303
+        after = srv.request("GET", "/drawing/srn-0000.png")[2]
+    assert after != before
+    import io
+
+    im = Image.open(io.BytesIO(after)).convert("RGB")
+    assert im.height < 2000
+    (d,) = decisions(tmp_path / "ds")
+    assert d.truth_after["steps"][-2] == "Rue Sud"
+
+
+def test_correcting_rle_metres_in_the_tool_corrects_the_feet_and_says_so(tmp_path):
+    """Finding 18: a correction of rle-…-m left its -ft twin at the old value."""
+    from tests.annotations.review_data import rle_pair_dataset
+
+    rle_pair_dataset(tmp_path / "ds")
+    with review_server(tmp_path / "ds", "--reviewer", "ana") as srv:
+        fix = form(verdict="correct", seen="0", reviewer="ana", value="520")
+        status, headers, _ = srv.request("POST", "/sample/rle-0000-m", fix)
+        assert status == 303
+        page = srv.request("GET", headers["location"], token=False)[2].decode()
+        assert (
+            "rle-0000-m: correct by ana stored (version 1); rle-0000-ft corrected with it" in page
+        )
+        feet = srv.request("GET", "/sample/rle-0000-ft")[2].decode()
+        assert 'id="f-value"' in feet and 'value="1706.04"' in feet
+    last = {d.sample_id: d.truth_after for d in decisions(tmp_path / "ds")}
+    assert last["rle-0000-ft"]["value"] == 1706.04 and last["rle-0000-m"]["value"] == 520
