@@ -9,9 +9,12 @@ Tolerances (the spec's): format conversion exact after normalising
 precision (half the last written unit: 0.05" of arc, or 0.0001 degrees);
 UTM within 10 m, Web Mercator within 100 m, their inverses within 0.0001 /
 0.001 degrees; distance within max(5 km, 5 %); bearing within 5 degrees,
-wrapping at 360; interpolation within 0.01 degrees; polygon within 5 %;
-bounding box per value as the sample states; missing data within 0.1
-degrees; spatial patterns' outlier by name (GeoNames or alternate name, a
+wrapping at 360 for an answer in a bearing's range (``RANGES``: 0-360, or the
+signed -180-180; 4827 or -208.5 is wrong, never taken modulo 360);
+interpolation within 0.01 degrees; polygon within 5 %; bounding box per value
+as the sample states; missing data within 0.1 degrees, a longitude in
+-180-180 (wrapping at the antimeridian) and a latitude in -90-90; spatial
+patterns' outlier by name (GeoNames or alternate name, a
 qualifier such as "(Murun)" or "city" allowed).  Place association accepts
 the GeoNames name or any alternate name, and is also graded at province/state
 level (GeoNames' admin1 name, accents, case and words such as "Province"
@@ -58,11 +61,13 @@ from .numeric import (
 )
 
 __all__ = [
+    "RANGES",
     "GpsScore",
     "angle_difference_deg",
     "city_names",
     "country_code",
     "division_core",
+    "out_of_range",
     "province_matches",
     "read_values",
     "score_gps",
@@ -94,7 +99,30 @@ def _lon_difference(a: float, b: float) -> float:
     return angle_difference_deg(a, b)
 
 
+#: The values each circular quantity may be written as; a tolerance wraps (360 and 0 are
+#: one direction, 180 and -180 one meridian) only for an answer inside its range, and any
+#: other value is wrong, never taken modulo 360 (4827 is no bearing of 151.5, nor -208.5).
+#: A bearing is the spec's 0-360 clockwise from north or the signed -180-180 that atan2
+#: and pyproj give (-10 for 350); a longitude is -180-180 only (east positive, as GeoNames
+#: and the prompts write it: 350 is no longitude of -10); a latitude -90-90.
+RANGES: dict[str, tuple[float, float]] = {
+    "bearing": (-180.0, 360.0),
+    "longitude": (-180.0, 180.0),
+    "latitude": (-90.0, 90.0),
+}
+
+
+def out_of_range(value: float, quantity: str) -> str | None:
+    """Why ``value`` is no ``quantity`` ("bearing", "longitude", "latitude"), or None."""
+    lo, hi = RANGES[quantity]
+    if lo <= value <= hi:
+        return None
+    return f"{value:g} is outside a {quantity}'s range ({lo:g} to {hi:g} degrees); never wrapped"
+
+
 def _coordinate(text: str) -> tuple[float, float]:
+    """The point an answer gives; ``parse_coordinate`` refuses a latitude or longitude out of
+    its range (``RANGES``), so the longitude's wrap never takes a turn off."""
     try:
         return parse_coordinate(final_answer_text(text))
     except ValueError as exc:
@@ -434,6 +462,8 @@ def _score(sample: Sample, response: str) -> GpsScore:
     if task == "bearing":
         assert isinstance(truth, NumberTruth)
         value = parse_result_number(response).value
+        if why := out_of_range(value, "bearing"):
+            return GpsScore(False, why=why)
         tol = truth.tolerance or _LEGACY[task]
         ok = tol.allows(value, truth.value)
         return GpsScore(ok, why=None if ok else f"more than {tol.abs:g} degrees off")
@@ -448,7 +478,14 @@ def _score(sample: Sample, response: str) -> GpsScore:
     if task == "missing_data":
         assert isinstance(truth, NumberTruth)
         value = _degrees(response)
+        # the coordinate asked is the one not given ("given" recorded on every sample; a
+        # value beyond 90 can never be a right latitude anyway)
+        quantity = "latitude" if md.get("given") == "longitude" else "longitude"
+        if why := out_of_range(value, quantity):
+            return GpsScore(False, why=why)
         tol = truth.tolerance or _LEGACY[task]
+        if quantity == "longitude":  # across the antimeridian, the short way round
+            tol = tol.model_copy(update={"wrap": 360.0})
         ok = tol.allows(value, truth.value)
         return GpsScore(ok, why=None if ok else f"more than {tol.abs:g} degrees off")
     if isinstance(truth, ValuesTruth):

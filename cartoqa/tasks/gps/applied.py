@@ -6,7 +6,7 @@ from collections import defaultdict
 
 import numpy as np
 
-from cartoqa.geodesy import distance_km, initial_bearing_deg, interpolate
+from cartoqa.geodesy import EARTH_RADIUS_KM, distance_km, initial_bearing_deg, interpolate
 from cartoqa.records import (
     BooleanTruth,
     ChoiceTruth,
@@ -235,8 +235,14 @@ def route_analysis(s: Sampler, n: int) -> Draft:
         if n % 2 == 0:  # a waypoint near the great circle: about half the samples are on route
             f = float(s.rng.uniform(0.2, 0.8))
             mlat, mlon = interpolate(c.lat[a], c.lon[a], c.lat[b], c.lon[b], f)
-            d = np.asarray(distance_km(mlat, mlon, c.lat, c.lon))
-            near = np.flatnonzero(d < 0.08 * direct)
+            reach = 0.08 * direct
+            # only cities within reach's latitude span can be within reach (a great circle
+            # is never shorter than its change of latitude): the same cities, found faster
+            band = np.flatnonzero(
+                np.abs(c.lat - mlat) <= np.degrees(reach / EARTH_RADIUS_KM) + 1e-6
+            )
+            d = np.asarray(distance_km(mlat, mlon, c.lat[band], c.lon[band]))
+            near = band[d < reach]
             if near.size == 0:
                 continue
             w = int(near[s.rng.integers(near.size)])
