@@ -12,7 +12,12 @@ is drawn on its own, on the map's background:
 - symbols at zoom 18, scale factor 3 (icons of about 40 px, crisp), on a
   ``SYMBOL_PX`` square (24 m);
 - lines and areas at zoom 17, scale factor 2, on ``LINE_PX`` / ``AREA_PX``
-  squares (143 m: a 120 m line, a 70 m square).
+  squares (143 m: a 120 m line, a 70 m square), without the style's point and
+  label layers (``point_and_label_layers``): the style puts an area's icon on
+  its fill (prison grounds, arts centre, motorcycle parking), which would make
+  an area question a symbol question;
+- a line that OSM maps as a closed way (``RINGS``: a turntable) as a ring of
+  ``RING_M`` radius, not the zigzag every other line is drawn as.
 
 A cell that draws nothing (the same pixels as an empty cell: a feature the
 style draws only with a name, or not at this zoom) is dropped and counted.
@@ -30,7 +35,18 @@ from cartoqa.errors import CartoqaError
 
 from .catalogue import CatalogueEntry
 
-__all__ = ["AREA_PX", "LINE_PX", "SYMBOL_PX", "Legend", "LegendError", "grid_osm", "render_legend"]
+__all__ = [
+    "AREA_PX",
+    "LINE_PX",
+    "RINGS",
+    "RING_M",
+    "SYMBOL_PX",
+    "Legend",
+    "LegendError",
+    "grid_osm",
+    "point_and_label_layers",
+    "render_legend",
+]
 
 SYMBOL_PX, LINE_PX, AREA_PX = 120, 240, 240
 #: (zoom, scale factor) per category: the window is the image at that zoom's scale, so the
@@ -40,6 +56,14 @@ _SIZE = {"symbol": SYMBOL_PX, "line": LINE_PX, "area": AREA_PX}
 #: the grid's origin (open sea off West Africa: no real data near) and its cell pitch
 ORIGIN = (5.0, -20.0)
 CELL_M = 300.0
+#: lines OSM maps as closed ways (a turntable is a ring round its pit), drawn as a ring
+RINGS = frozenset({"railway=turntable"})
+#: the ring's radius (a locomotive turntable is some 20-30 m across)
+RING_M = 12.0
+#: symbolizers that draw a point's icon or a label, not a line or a fill
+_POINT_SYMBOLIZERS = frozenset(
+    {"MarkersSymbolizer", "PointSymbolizer", "TextSymbolizer", "ShieldSymbolizer"}
+)
 _M_PER_DEG = 111_195.0
 
 
@@ -88,14 +112,19 @@ def grid_osm(entries: Sequence[CatalogueEntry], path: Path) -> list[tuple[float,
             node += 1
             continue
         half = 35.0 if e.category == "area" else 60.0
-        corners = (
-            [(-half, -half), (half, -half), (half, half), (-half, half), (-half, -half)]
-            if e.category == "area"
-            else [(-half, 0.0), (-half / 3, 8.0), (half / 3, -8.0), (half, 0.0)]
-        )
+        closed = e.category == "area" or e.key in RINGS
+        if e.category == "area":
+            corners = [(-half, -half), (half, -half), (half, half), (-half, half), (-half, -half)]
+        elif e.key in RINGS:  # 24 sides, the first corner again to close it
+            corners = [
+                (RING_M * math.cos(2 * math.pi * i / 24), RING_M * math.sin(2 * math.pi * i / 24))
+                for i in range(25)
+            ]
+        else:
+            corners = [(-half, 0.0), (-half / 3, 8.0), (half / 3, -8.0), (half, 0.0)]
         refs: list[int] = []
         for i, (dx, dy) in enumerate(corners):
-            if e.category == "area" and i == len(corners) - 1:
+            if closed and i == len(corners) - 1:
                 refs.append(refs[0])
                 break
             a, b = _offset(lat, lon, dx, dy)
@@ -108,6 +137,25 @@ def grid_osm(entries: Sequence[CatalogueEntry], path: Path) -> list[tuple[float,
     centres.append(_cell(len(entries)))  # the empty cell
     path.write_text("\n".join([*lines, *ways, "</osm>"]) + "\n", encoding="utf-8")
     return centres
+
+
+def point_and_label_layers(xml: str) -> frozenset[str]:
+    """The layers of a style (its Mapnik XML) that draw only icons and labels: each of their
+    rules' symbolizers is a marker, a point, a text or a shield."""
+    import xml.etree.ElementTree as ET
+
+    root = ET.fromstring(xml)
+    styles = {st.get("name"): st for st in root.findall("Style")}
+    out = set()
+    for layer in root.findall("Layer"):
+        kinds = set()
+        for name in layer.findall("StyleName"):
+            style = styles.get(name.text)
+            for rule in style.findall("Rule") if style is not None else []:
+                kinds |= {child.tag for child in rule if child.tag.endswith("Symbolizer")}
+        if kinds and kinds <= _POINT_SYMBOLIZERS:
+            out.add(layer.get("name") or "")
+    return frozenset(out)
 
 
 def render_legend(
@@ -143,6 +191,11 @@ def render_legend(
         m = maps.get(category)
         if m is None:
             m = maps[category] = load_map(engine.style, engine.database.connection, size, size)
+            if category != "symbol":  # no icon on an area, no label anywhere
+                drop = point_and_label_layers(engine.style.xml_path.read_text(encoding="utf-8"))
+                for i in reversed(range(len(m.layers))):  # type: ignore[attr-defined]
+                    if m.layers[i].name in drop:  # type: ignore[attr-defined]
+                        del m.layers[i]  # type: ignore[attr-defined]
         x, y = (float(c) for c in to_web_mercator(lat, lon))
         half = size / 2 * metres_per_pixel(zoom) / scale  # the window at the category's zoom
         m.zoom_to_box(mapnik.Box2d(x - half, y - half, x + half, y + half))  # type: ignore[attr-defined]

@@ -11,23 +11,26 @@ distance between CLIP embeddings, nearest first (ties by key):
 3. one at random among the rest of the category.
 
 A candidate is never a look-alike of the answer or of an option already
-chosen (``symbols.lookalike``), nor a feature whose name means the same
+chosen (``symbols.lookalike``: one class, or a near pair, a fill of a near
+tint or a line that differs only by width: ``waterway=stream`` and
+``drain``, ``landuse=residential`` and ``religious``, with their classes),
+nor a feature whose name means the same
 (``confusable``: "Charity Store" and "Thrift Store", "Bar" and "Pub",
 "River" and "Stream", read off the tagging schema's own aliases and search
 terms), nor one whose name holds the other's ("Gate" and "Kissing Gate",
 "Picnic Site" and "Picnic Table"): every option can be told from every
-other, by its look and by its name.  Lines that differ only in width
-(``waterway=stream`` and ``drain``) stay apart: the legend draws every line
-at zoom 17 in a frame of one size, so width is part of the look.
+other, by its look and by its name.
 When the key class has fewer than two such candidates, the nearest of other
 classes fill its places (their role is then "other_class"), and
 ``Question.short`` says how many.  A category with fewer than five
 distinguishable features makes no question.
 
 Only features the tagging schema names take part (a bare "key=value" among
-names would stand out).  Subjects: one image per look-alike class (its first
-key; a person could not tell its members apart, so they would be one
-question twice) and every image alone in its look.  ``n`` subjects are
+names would stand out), and one per look-alike class: the member that names
+it, its most typical (``LegendSet.typical``, ``symbols.typical``: a grass
+fill is "Grass", not "Driving Range"), as a subject and as a distractor (a
+person could not tell its members apart, so they would be one question
+twice).  Subjects: those and every image alone in its look.  ``n`` subjects are
 drawn (all of them when ``n`` is None or larger), and the answer's letter
 is balanced over A-E within each category: the positions are dealt from
 shuffled decks of the five letters, so within a category no letter is used
@@ -54,6 +57,7 @@ __all__ = [
     "category_counts",
     "confusable",
     "distractors",
+    "lookalikes",
     "make_questions",
     "name_core",
     "named",
@@ -91,12 +95,34 @@ def named(legend: LegendSet) -> list[str]:
 
 
 def subjects(legend: LegendSet) -> list[str]:
-    """The features a question may show: of the named images, the first of each look-alike
-    class and every one alone in its look, sorted."""
+    """The features a question may show or offer: of the named images, the one that names
+    each look-alike class (``LegendSet.typical``; the first named member where a legend
+    has none) and every one alone in its look, sorted."""
     usable = named(legend)
     in_class = {k for c in legend.classes for k in c}
-    firsts = {min(k for k in c if k in usable) for c in legend.classes if c & set(usable)}
+    typical = list(legend.typical) + [None] * (len(legend.classes) - len(legend.typical))
+    firsts = set()
+    for c, name in zip(legend.classes, typical, strict=True):
+        mine = sorted(k for k in c if k in usable)
+        if mine:
+            firsts.add(name if name in mine else mine[0])
     return [k for k in usable if k not in in_class or k in firsts]
+
+
+def lookalikes(legend: LegendSet) -> dict[str, frozenset[str]]:
+    """Feature -> the features never an option beside it: its look-alike class, the near
+    pairs of any member (``LegendSet.near``) and their classes."""
+    cls = {k: c for c in legend.classes for k in c}
+    out: dict[str, set[str]] = {}
+    for pair in legend.near:
+        a, b = sorted(pair)
+        for x, y in ((a, b), (b, a)):
+            for member in cls.get(x, frozenset({x})):
+                out.setdefault(member, set()).update(cls.get(y, frozenset({y})))
+    for c in legend.classes:
+        for k in c:
+            out.setdefault(k, set()).update(c)
+    return {k: frozenset(v - {k}) for k, v in out.items()}
 
 
 #: words a name may end in that say only what sort of place it is ("Thrift Store")
@@ -135,12 +161,12 @@ def distractors(
     how many same-class places other classes filled; ``ValueError`` when the category has
     too few distinguishable features."""
     category = subject.split(":", 1)[0]
-    lookalikes = {k: c for c in legend.classes for k in c}
+    alike = lookalikes(legend)
     chosen = [subject]
 
     def fits(key: str) -> bool:
         for c in chosen:
-            if key == c or key in lookalikes.get(c, ()):
+            if key == c or key in alike.get(c, ()):
                 return False
             if confusable(legend.entries[key], legend.entries[c]):
                 return False
@@ -149,7 +175,7 @@ def distractors(
     me = vectors[subject]
     pool = sorted(
         (float(np.linalg.norm(vectors[k] - me)), k)
-        for k in named(legend)
+        for k in subjects(legend)
         if k.startswith(f"{category}:") and k != subject
     )
     key_class = legend.entries[subject].key_class

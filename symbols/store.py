@@ -7,10 +7,11 @@ the CLIP embeddings, made once per style, schema and model and reused (issue 16,
 A legend lives in ``<cache>/symbols/legend-<key>/``, ``key`` a hash of what
 decides its pixels: the prepared style (its version and working copy, so
 carto's patterns and the fonts count), the tagging schema's version, Mapnik's
-version, ``LEGEND_VERSION`` (the drawing code's) and the entries drawn (their
-tags, names and terms). The
-folder holds ``catalogue.json`` (the entries, names and versions),
-``legend.json`` (images, drops, look-alike classes) and the PNGs. Embeddings
+version, ``LEGEND_VERSION`` (the drawing and look-alike code's), the entries
+drawn (their tags, names and terms) and the tag counts that name a class
+(``symbols.typical``). The folder holds ``catalogue.json`` (the entries, names
+and versions), ``legend.json`` (images, drops, look-alike classes, the member
+naming each, near pairs) and the PNGs. Embeddings
 sit beside them, ``clip-<key>.npz``, keyed by the weights (model, checkpoint
 file's SHA-256 or hub tag, or the random seed) and the open_clip and torch
 versions.
@@ -41,11 +42,13 @@ from cartoqa.settings import cache_dir
 
 from .catalogue import CatalogueEntry, build_catalogue
 from .embed import ClipWeights, embed_images
+from .tag_uses import TAG_USES
 
 __all__ = ["LEGEND_VERSION", "LegendSet", "load_embeddings", "load_legend", "weights_key"]
 
-#: bump when the legend's drawing changes (sizes, zooms, the grid): old caches are not reused
-LEGEND_VERSION = 2
+#: bump when the legend's drawing or look-alike rules change (sizes, zooms, the grid, the
+#: layers drawn, thresholds): old caches are not reused
+LEGEND_VERSION = 3
 
 
 @dataclass(frozen=True)
@@ -68,6 +71,12 @@ class LegendSet:
     """"category:key" -> why it has no image."""
     classes: list[frozenset[str]]
     """The look-alike classes (``symbols.lookalike``)."""
+    typical: tuple[str | None, ...] = field(default_factory=tuple)
+    """Per class (in ``classes``' order), the member that names it (``symbols.typical``);
+    None where the schema names none of its members."""
+    near: list[frozenset[str]] = field(default_factory=list)
+    """Pairs of features that are near tints or differ only by width
+    (``symbols.lookalike.near_pairs``): never options of one question."""
     catalogue_size: int = 0
     """Entries in the catalogue (drawn and dropped)."""
     built: bool = False
@@ -91,6 +100,7 @@ class LegendSet:
             "images": per,
             "dropped": len(self.dropped),
             "lookalike_classes": len(self.classes),
+            "near_pairs": len(self.near),
             "distinct": self.distinct(),
         }
 
@@ -127,6 +137,7 @@ def _legend_key(style: Any, schema_version: str, entries: Sequence[CatalogueEntr
         schema_version,
         str(getattr(mapnik, "mapnik_version", lambda: "?")()),
         *(json.dumps(asdict(e), sort_keys=True) for e in entries),  # names and terms too
+        json.dumps(TAG_USES, sort_keys=True),  # which member names a class
     ]
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
 
@@ -148,7 +159,8 @@ def load_legend(
     from maps.style import prepare_style
 
     from .legend import render_legend
-    from .lookalike import lookalike_classes
+    from .lookalike import class_medoids, lookalike_classes, near_pairs
+    from .typical import typical_member
 
     base = Path(cache) if cache else cache_dir()
     entries, schema_version = build_catalogue(assets=assets)
@@ -175,6 +187,12 @@ def load_legend(
             entries, tmp, carto_files=carto_files, cache=base, cluster=cluster, dsn=dsn
         )
         classes = lookalike_classes(legend.images)
+        near = near_pairs(legend.images)
+        by_key = {f"{e.category}:{e.key}": e for e in entries}
+        typical = [
+            typical_member(medoids, by_key) or typical_member(c, by_key)
+            for c, medoids in zip(classes, class_medoids(legend.images, classes), strict=True)
+        ]
         (tmp / "legend-grid.osm").unlink(missing_ok=True)
         rel = {k: p.relative_to(tmp).as_posix() for k, p in legend.images.items()}
         (tmp / "catalogue.json").write_text(
@@ -198,6 +216,8 @@ def load_legend(
                     "images": rel,
                     "dropped": legend.dropped,
                     "classes": [sorted(c) for c in classes],
+                    "typical": typical,
+                    "near": [list(p) for p in near],
                 },
                 ensure_ascii=False,
                 indent=1,
@@ -246,6 +266,8 @@ def _read(folder: Path, *, built: bool = False) -> LegendSet:
         images=images,
         dropped=dict(meta["dropped"]),
         classes=[frozenset(c) for c in meta["classes"]],
+        typical=tuple(meta.get("typical") or [None] * len(meta["classes"])),
+        near=[frozenset(p) for p in meta.get("near", [])],
         catalogue_size=len(by_key),
         built=built,
         placeholders=tuple(meta.get("placeholders", ())),

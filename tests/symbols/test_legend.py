@@ -31,7 +31,27 @@ KEYS = [
     ("area", "natural=wood"),
     ("area", "landuse=forest"),
     ("area", "natural=water"),
+    # issue 26, finding 5: areas the style puts an icon on, near tints, width-only lines
+    ("area", "amenity=prison"),
+    ("area", "amenity=motorcycle_parking"),
+    ("area", "amenity=bicycle_parking"),
+    ("area", "amenity=arts_centre"),
+    ("area", "landuse=residential"),
+    ("area", "landuse=religious"),
+    ("area", "aeroway=apron"),
+    ("line", "railway=turntable"),
+    ("line", "railway=subway"),
+    ("line", "waterway=stream"),
+    ("line", "waterway=drain"),
+    ("line", "waterway=ditch"),
 ]
+#: the colours of the icons the style puts on those areas (amenity brown, transport blue)
+ICON_COLOURS = {
+    "area:amenity=prison": (0x73, 0x4A, 0x08),
+    "area:amenity=arts_centre": (0x73, 0x4A, 0x08),
+    "area:amenity=motorcycle_parking": (0x00, 0x92, 0xDA),
+    "area:amenity=bicycle_parking": (0x00, 0x92, 0xDA),
+}
 
 
 @pytest.fixture(scope="module")
@@ -137,7 +157,9 @@ def test_a_contact_sheet_shows_every_image_of_its_category(legend, tmp_path):
     out = tmp_path / "sheet.png"
     shown = contact_sheet(entries, lg.images, "line", out, columns=3)
     assert shown == sum(k.startswith("line:") for k in lg.images)
-    assert Image.open(out).size == (3 * 120, 2 * (120 + 26) + 20)  # 5 lines: 2 rows of 3
+    lines = sum(k.startswith("line:") for k in lg.images)
+    rows = -(-lines // 3)
+    assert Image.open(out).size == (3 * 120, rows * (120 + 26) + 20)
 
 
 def test_the_batched_pairs_are_the_pairwise_distances_under_the_limit(legend):
@@ -157,3 +179,89 @@ def test_the_batched_pairs_are_the_pairwise_distances_under_the_limit(legend):
         ]
         assert close_pairs(arrays, limit) == slow, limit
     assert close_pairs(arrays, 8.0), "residential and unclassified draw alike"
+
+
+def _pixels(path) -> np.ndarray:
+    return np.asarray(Image.open(path).convert("RGB"), dtype=np.float32)
+
+
+def test_area_images_carry_no_point_icon(legend):
+    """Prison grounds, motorcycle parking and the arts centre showed the style's icon on the
+    fill, which made an area question a symbol question: no pixel of an area image is
+    near the icon's colour."""
+    lg, _ = legend
+    for key, colour in ICON_COLOURS.items():
+        a = _pixels(lg.images[key])
+        near_icon = np.abs(a - np.asarray(colour, dtype=np.float32)).max(axis=2) < 40
+        assert not near_icon.any(), (key, int(near_icon.sum()))
+
+
+def test_motorcycle_and_bicycle_parking_fills_are_look_alikes(legend):
+    """0.9/255 apart once the icon is gone: one look, never two options of one question."""
+    from symbols.lookalike import lookalike_classes
+
+    lg, _ = legend
+    together = {k: frozenset(c) for c in lookalike_classes(lg.images) for k in c}
+    assert "area:amenity=bicycle_parking" in together.get(
+        "area:amenity=motorcycle_parking", frozenset()
+    )
+    assert "area:amenity=arts_centre" not in together.get(
+        "area:amenity=motorcycle_parking", frozenset()
+    )
+
+
+def test_a_turntable_is_drawn_as_the_ring_osm_maps_it_as(legend):
+    """Drawn as the legend's open zigzag, a turntable was a subway track 0.5 px thinner;
+    OSM maps it as a closed way round the pit, and so the legend draws it."""
+    from symbols.lookalike import BACKGROUND, DRAWN, THRESHOLDS, image_distance
+
+    lg, _ = legend
+    a = _pixels(lg.images["line:railway=turntable"])
+    drawn = np.abs(a - np.asarray(BACKGROUND, dtype=np.float32)).max(axis=2) > DRAWN
+    ys, xs = np.nonzero(drawn)
+    height, width = ys.max() - ys.min() + 1, xs.max() - xs.min() + 1
+    radius_px = 12.0 / (143.3 / LINE_PX)  # a ring of 12 m (RING_M) in a frame of 143 m
+    assert abs(height - width) <= 2 and abs(width / 2 - radius_px) < 4, (height, width)
+    cy, cx = (ys.min() + ys.max()) // 2, (xs.min() + xs.max()) // 2
+    assert not drawn[cy - 5 : cy + 6, cx - 5 : cx + 6].any()  # the pit inside is empty
+    subway = _pixels(lg.images["line:railway=subway"])
+    assert image_distance(subway, a) > THRESHOLDS["line"]  # not a look-alike class either
+    from symbols.lookalike import near_pairs
+
+    assert ("line:railway=subway", "line:railway=turntable") not in near_pairs(lg.images)
+
+
+def test_width_only_lines_and_near_tint_fills_are_near_pairs(legend):
+    """stream / drain and ditch / stream differ only by width; residential / apron /
+    religious only by a faint tint: near pairs, never two options of one question."""
+    from symbols.lookalike import near_pairs
+
+    lg, _ = legend
+    pairs = set(near_pairs(lg.images))
+    for pair in [
+        ("line:waterway=drain", "line:waterway=stream"),
+        ("line:waterway=ditch", "line:waterway=stream"),
+        ("area:landuse=religious", "area:landuse=residential"),
+        ("area:aeroway=apron", "area:landuse=residential"),
+        ("area:aeroway=apron", "area:landuse=religious"),
+    ]:
+        assert pair in pairs, pair
+    for pair in [
+        ("line:railway=subway", "line:waterway=stream"),
+        ("line:waterway=river", "line:waterway=stream"),
+        ("area:landuse=grass", "area:natural=water"),
+        ("area:landuse=residential", "area:natural=wood"),
+    ]:
+        assert pair not in pairs, pair
+
+
+def test_the_layers_left_out_of_line_and_area_images_are_the_point_and_label_ones():
+    from symbols.legend import point_and_label_layers
+
+    if not STYLE_XML.is_file():
+        pytest.skip(f"{STYLE_XML} is not installed (bash scripts/setup.sh main)")
+    drop = point_and_label_layers(STYLE_XML.read_text(encoding="utf-8"))
+    for layer in ("amenity-points", "amenity-low-priority", "text-point", "text-poly-low-zoom"):
+        assert layer in drop, layer
+    for layer in ("landcover", "landuse-overlay", "landcover-area-symbols", "roads-fill"):
+        assert layer not in drop, layer  # fills, patterns and lines stay

@@ -42,6 +42,21 @@ PAIRS = [
     ("area:landuse=forest", "area:natural=wood"),
     ("symbol:railway=crossing", "symbol:railway=level_crossing"),
 ]
+#: near pairs (issue 26, finding 5): lines that differ only by width, fills of a near tint
+NEAR = [
+    ("line:waterway=stream", "line:waterway=drain"),
+    ("line:waterway=stream", "line:waterway=ditch"),
+    ("area:landuse=residential", "area:landuse=religious"),
+    ("area:landuse=residential", "area:aeroway=apron"),
+    ("area:aeroway=apron", "area:landuse=religious"),
+    ("area:amenity=motorcycle_parking", "area:amenity=bicycle_parking"),
+]
+#: groups of identical renders and the member that names each (finding 5)
+GROUPS = {
+    "area:landuse=grass": ["area:golf=driving_range", "area:golf=fairway"],
+    "area:leisure=pitch": ["area:golf=green"],
+    "symbol:shop=confectionery": ["symbol:shop=chocolate", "symbol:shop=pastry"],
+}
 #: names that mean one thing (by the schema's aliases and terms), always in the part drawn
 SYNONYMS = [
     ("symbol:shop=charity", "symbol:shop=second_hand"),
@@ -55,7 +70,8 @@ THRESHOLDS = {"symbol": 2.0, "line": 8.0, "area": 5.0}
 def _part() -> list[str]:
     entries, _ = build_catalogue()
     taken: Counter[tuple[str, str]] = Counter()
-    out = {key for pair in [*PAIRS, *SYNONYMS] for key in pair}
+    out = {key for pair in [*PAIRS, *SYNONYMS, *NEAR] for key in pair}
+    out |= {key for typical, others in GROUPS.items() for key in [typical, *others]}
     for e in entries:
         group = (e.category, e.key_class)
         if taken[group] < TAKE.get(group, 0):
@@ -187,6 +203,36 @@ def test_look_alikes_never_share_a_question_and_are_asked_once(built):
         assert not (a in subjects and b in subjects), (a, b)
 
 
+def test_width_only_and_near_tint_features_never_share_a_question(built):
+    _, ds, _, _ = built
+    for s in ds.samples:
+        features, _ = _options(s)
+        for a, b in NEAR:
+            assert not (a in features and b in features), (s.id, a, b)
+
+
+def test_groups_of_identical_renders_are_asked_and_offered_by_their_typical_member(built):
+    _, ds, _, _ = built
+    shown = set()
+    for s in ds.samples:
+        features, _ = _options(s)
+        shown |= set(features)
+        for others in GROUPS.values():
+            assert not set(others) & set(features), (s.id, others)
+    assert set(GROUPS) <= shown
+    names = {
+        f"{s.metadata.model_extra['category']}:{s.metadata.model_extra['feature']}": s
+        for s in ds.samples
+    }
+    for typical, name in [
+        ("area:landuse=grass", "Grass"),
+        ("area:leisure=pitch", "Sport Pitch"),
+        ("symbol:shop=confectionery", "Candy Store"),
+    ]:
+        truth = names[typical].ground_truth
+        assert truth.options[truth.answer] == name
+
+
 def test_the_distractors_follow_the_papers_rule_for_every_question(built):
     """Two nearest of the answer's key class, the nearest of another, one at random; nearest
     by Euclidean distance of the stored embeddings, among candidates that look different
@@ -200,9 +246,21 @@ def test_the_distractors_follow_the_papers_rule_for_every_question(built):
         (k, v), *_ = e["tags"].items()
         info[f"{e['category']}:{k}={v}"] = e
     classes = [set(c) for c in meta["classes"]]
+    near = [tuple(p) for p in meta["near"]]
+
+    def group(k: str) -> set[str]:
+        return next((c for c in classes if k in c), {k})
 
     def alike(a: str, b: str) -> bool:
-        return a == b or _synonyms(info[a], info[b]) or any(a in c and b in c for c in classes)
+        if a == b or _synonyms(info[a], info[b]) or b in group(a):
+            return True
+        # a near pair (width only, a near tint) keeps both their groups apart
+        return any((x in group(a) and y in group(b)) or (y in group(a) and x in group(b))
+                   for x, y in near)  # fmt: skip
+
+    # one feature per group, the one that names it (legend.json's "typical")
+    in_group = {k for c in classes for k in c}
+    typical = set(meta["typical"])
 
     shorts = 0
     for s in ds.samples:
@@ -220,6 +278,7 @@ def test_the_distractors_follow_the_papers_rule_for_every_question(built):
             for k in meta["images"]
             if k.startswith(category + ":") and k != subject
             and info[k]["name_source"] == "id-tagging-schema"
+            and (k not in in_group or k in typical)
         ]  # fmt: skip
         dist = {k: float(np.sqrt(((vectors[k] - vectors[subject]) ** 2).sum())) for k in pool}
         ranked = sorted(pool, key=lambda k: (dist[k], k))
