@@ -6,10 +6,13 @@ and returns a ``RunSummary``.  A failed request is recorded with its sample
 and the run goes on; run again and the failed samples are tried again.  Only
 a ``ModelError`` (no request can succeed: a refused key, an unknown model)
 or a stop request ends a run early; what was answered stays in the store.
+Each image is checked against the dataset's manifest as it is read for a
+request (``image_problem``): a replaced one fails its sample, unsent.
 """
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import queue
 import threading
@@ -31,6 +34,7 @@ __all__ = [
     "MAP_MAX_TOKENS",
     "RunSummary",
     "default_max_tokens",
+    "image_problem",
     "open_run_store",
     "run_model",
     "select_samples",
@@ -183,6 +187,35 @@ def storable_record(sample_id: str, spec: str, r: Response, *, attempt: int) -> 
         )
 
 
+def image_problem(dataset: Dataset, sample: Sample) -> str | None:
+    """Why the sample's images cannot be sent, or None: each image's bytes are checked, as
+    they are read for the request, against the SHA-256 the dataset's manifest recorded (a
+    dataset made before cartoqa recorded them is not checked).  A file replaced after the
+    dataset was made (another map under the same name) would be answered and scored as if
+    it were the question's."""
+    recorded = dataset.manifest.images_sha256
+    for rel in sample.prompt.images:
+        want = recorded.get(rel)
+        if want is None:
+            continue
+        path = dataset.image_path(rel)
+        try:
+            got = hashlib.sha256(path.read_bytes()).hexdigest()
+        except OSError as exc:
+            return (
+                f"cannot read image {rel} of {dataset.path}: {exc.strerror}; restore it from "
+                "the original dataset or build the dataset again, then run again"
+            )
+        if got != want:
+            return (
+                f"image {rel} of {dataset.path} is not the image this sample was made with "
+                f"(sha256 {got[:12]}..., the manifest says {want[:12]}...): it was replaced or "
+                "changed after the dataset was made. Restore the original file (or build the "
+                "dataset again), then run the same command again to answer this sample; not sent"
+            )
+    return None
+
+
 def run_model(
     dataset: Dataset,
     model: Model,
@@ -273,6 +306,16 @@ def _run(
                     chunk = jobs.get_nowait()
                 except queue.Empty:
                     return
+                whole = []
+                for s in chunk:  # a sample whose image was replaced fails alone, unsent
+                    problem = image_problem(dataset, s)
+                    if problem is None:
+                        whole.append(s)
+                    else:
+                        record(s, Response(text=None, error=problem))
+                chunk = whole
+                if not chunk:
+                    continue
                 try:
                     responses = model.generate([request(s) for s in chunk])
                 except ModelError:

@@ -36,7 +36,8 @@ def report(
     bootstrap intervals (oracle and random rows are runs like any other), breakdowns by
     every group the task declares, unreadable answers counted apart from wrong ones, tokens
     and latency, plots, as report.md, report.html (one file, opens offline), tables.csv,
-    tables.json and plots/*.png.  Stores are only read."""
+    tables.json and plots/*.png, all replaced at once (a full disk leaves an earlier report
+    as it was).  Stores are only read."""
     from cartoqa.reports import build_report
 
     console = Console(stderr=True)
@@ -56,6 +57,14 @@ def report(
     except CartoqaError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None
+    except OSError as exc:  # a full disk: every file is written beside, then renamed in
+        typer.echo(
+            f"error: cannot write the report in {out}: {exc.strerror or exc}; the files there "
+            "are as they were (nothing is half written). Free some space or choose another "
+            "--out, then run again",
+            err=True,
+        )
+        raise typer.Exit(1) from None
     for msg in result.notes:
         typer.echo(msg, err=True)
     for msg in result.problems:

@@ -80,7 +80,11 @@ def run(
         int | None, typer.Option(help="Sampling seed, where the model takes one.")
     ] = None,
     timeout: Annotated[
-        float, typer.Option(help="Seconds one try of an API request may take.")
+        float,
+        typer.Option(
+            help="Seconds one try of an API request may take, in wall time: connecting, "
+            "sending and the whole reply, however slowly the server sends it."
+        ),
     ] = 120.0,
     deadline: Annotated[
         float,

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 from typing import Annotated
@@ -12,6 +11,7 @@ from rich.console import Console
 from rich.table import Table
 
 from cartoqa.errors import CartoqaError
+from cartoqa.stores._files import json_text
 
 __all__ = ["score", "score_release"]
 
@@ -78,9 +78,18 @@ def score(
         )
         raise typer.Exit(2)
     if out is not None:
-        _write(out, runs)
+        try:
+            _write(out, runs)
+        except OSError as exc:  # a full disk: the files there stay as they were
+            typer.echo(
+                f"error: cannot write scores.json and scores.csv in {out}: "
+                f"{exc.strerror or exc}; the files there are as they were (nothing is half "
+                "written). Free some space or choose another --out, then run again",
+                err=True,
+            )
+            raise typer.Exit(1) from None
     if as_json:
-        typer.echo(json.dumps({r["run_id"]: r for r in runs}, indent=1, default=str))
+        typer.echo(json_text({r["run_id"]: r for r in runs}, indent=1, default=str))
     else:
         console = Console()
         for r in runs:
@@ -112,36 +121,37 @@ SETTINGS_COLUMNS = ("temperature", "max_tokens", "seed")
 
 
 def _write(folder: Path, runs: list[dict]) -> None:
-    """scores.json (run id -> model, settings, dataset, task -> group -> metric) and scores.csv
-    (one value a row, each row with its run id, model and settings)."""
+    """scores.json (run id -> model, settings, dataset, task -> group -> metric; strict JSON,
+    a value that is not a number written as null) and scores.csv (one value a row, each row
+    with its run id, model and settings), both written beside and renamed in: a failure (a
+    full disk) raises ``OSError`` and leaves the files there as they were."""
     import csv
+    import io
+
+    from cartoqa.stores._files import write_files_atomic
 
     folder.mkdir(parents=True, exist_ok=True)
-    (folder / "scores.json").write_text(
-        json.dumps({r["run_id"]: r for r in runs}, indent=1, default=str), encoding="utf-8"
+    doc = json_text({r["run_id"]: r for r in runs}, indent=1, default=str)
+    f = io.StringIO(newline="")
+    w = csv.writer(f)
+    w.writerow(
+        ["run_id", "model", *SETTINGS_COLUMNS, "dataset", "task", "group", "metric", "value"]
     )
-    with (folder / "scores.csv").open("w", newline="", encoding="utf-8") as f:
-        w = csv.writer(f)
-        w.writerow(
-            ["run_id", "model", *SETTINGS_COLUMNS, "dataset", "task", "group", "metric", "value"]
-        )
-        for r in runs:
-            settings = [r["settings"].get(k) for k in SETTINGS_COLUMNS]
-            for task, table in r["scores"].items():
-                for group, values in table.items():
-                    for metric, value in values.items():
-                        w.writerow(
-                            [
-                                r["run_id"],
-                                r["model"],
-                                *settings,
-                                r["dataset"],
-                                task,
-                                group,
-                                metric,
-                                value,
-                            ]
-                        )
+    for r in runs:
+        settings = [r["settings"].get(k) for k in SETTINGS_COLUMNS]
+        for task, table in r["scores"].items():
+            for group, values in table.items():
+                for metric, value in values.items():
+                    w.writerow(
+                        [r["run_id"], r["model"], *settings, r["dataset"], task, group, metric,
+                         value]
+                    )  # fmt: skip
+    write_files_atomic(
+        {
+            folder / "scores.json": doc.encode("utf-8"),
+            folder / "scores.csv": f.getvalue().encode("utf-8"),
+        }
+    )
 
 
 def _rich_table(title: str, table: dict) -> Table:
@@ -177,7 +187,7 @@ def score_release(
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None
     if as_json:
-        typer.echo(json.dumps(table, indent=1))
+        typer.echo(json_text(table, indent=1))
         return
     Console().print(_rich_table(f"SRN, {responses} (original CartoMapQA layout)", table))
     crashed = table.get("all", {}).get("crashed (original)")

@@ -17,16 +17,21 @@ from cartoqa.errors import ModelError
 
 from ._retry import Failure, FailureKind, RetryPolicy, call_with_retries, parse_retry_after
 from ._types import Request, Response
+from ._wall_clock import bounded_client, bounded_sdk_client, wall_clock
 
 __all__ = [
     "APIModel",
     "MalformedReplyError",
+    "TryTimeoutError",
     "api_key",
+    "bounded_client",
+    "bounded_sdk_client",
     "check_base_url",
     "sdk_takes",
     "status_failure",
     "token_count",
     "transport_failure",
+    "try_timeout_message",
 ]
 
 log = logging.getLogger(__name__)
@@ -36,6 +41,26 @@ _MAX_TOKENS = 2**63 - 1
 
 class MalformedReplyError(Exception):
     """The server answered with something that is not a usable completion (retried)."""
+
+
+class TryTimeoutError(Exception):
+    """One try ran out of wall time (``_wall_clock``): with no reply at all, or while the
+    server was still sending one (``received`` bytes so far)."""
+
+    def __init__(self, seconds: float, received: int) -> None:
+        self.seconds = seconds
+        self.received = received
+        super().__init__(try_timeout_message(seconds, received))
+
+
+def try_timeout_message(seconds: float, received: int) -> str:
+    """What a try cut by its wall time is called in messages."""
+    if received:
+        return (
+            f"timeout: the reply took longer than {seconds:g} s in all (the server was still "
+            f"sending: {received:,} bytes so far)"
+        )
+    return f"timeout: no reply within {seconds:g} s"
 
 
 def api_key(env: str, spec: str, *, required: bool = True) -> str | None:
@@ -227,6 +252,8 @@ class APIModel:
         return Failure("fail", f"{type(exc).__name__}: {str(exc)[:200]}")
 
     def _classify_common(self, exc: BaseException) -> Failure | None:
+        if isinstance(exc, TryTimeoutError):
+            return Failure("retry", str(exc), kind="timeout")
         if isinstance(exc, MalformedReplyError):
             return Failure("retry", f"malformed reply: {exc}")
         if isinstance(exc, ModelError):
@@ -263,6 +290,17 @@ class APIModel:
             f"(now {self.retry.timeout_s:g} s a try, {self.retry.deadline_s:g} s a request)"
         )
 
+    def _bounded_call(self, params: Any, timeout_s: float) -> tuple[str, object, object]:
+        """One try, bounded by ``timeout_s`` of wall time in all (connecting, sending, the
+        reply's headers and body), however slowly the server sends."""
+        with wall_clock(timeout_s) as t:
+            try:
+                return self._call(params, timeout_s)
+            except Exception as exc:
+                if t.cut:
+                    raise TryTimeoutError(timeout_s, t.received) from exc
+                raise
+
     def _one(self, request: Request) -> Response:
         t0 = time.perf_counter()
         try:
@@ -270,7 +308,7 @@ class APIModel:
         except ModelError as exc:  # an unreadable image fails this sample, not the run
             return Response(text=None, error=str(exc))
         result, failure, retries = call_with_retries(
-            lambda timeout_s: self._call(params, timeout_s),
+            lambda timeout_s: self._bounded_call(params, timeout_s),
             self._classify_any,
             self.retry,
             rng=random.Random(),

@@ -18,7 +18,14 @@ from typing import Any
 
 from cartoqa.errors import MissingDependencyError
 
-from ._api import APIModel, MalformedReplyError, api_key, check_base_url, sdk_takes
+from ._api import (
+    APIModel,
+    MalformedReplyError,
+    api_key,
+    bounded_sdk_client,
+    check_base_url,
+    sdk_takes,
+)
 from ._images import image_bytes
 from ._retry import Failure, RetryPolicy
 from ._types import Request
@@ -86,8 +93,14 @@ class AnthropicModel(APIModel):
         self.key_env = api_key_env
         self.retry = retry or RetryPolicy()
         key = api_key(api_key_env, self.spec, required=base_url is None) or "no-key"
+        # each try bounded by wall time, however slowly the server sends (see _wall_clock)
+        http = bounded_sdk_client(anthropic.DefaultHttpxClient, timeout=self.retry.timeout_s)
         self._client = anthropic.Anthropic(
-            api_key=key, base_url=self.base_url, max_retries=0, timeout=self.retry.timeout_s
+            api_key=key,
+            base_url=self.base_url,
+            max_retries=0,
+            timeout=self.retry.timeout_s,
+            http_client=http,
         )
         sdk = f"anthropic {anthropic.__version__}"
         self._takes = sdk_takes(self._client.messages.create, OPTIONAL_PARAMS)

@@ -27,6 +27,7 @@ from ._api import (
     APIModel,
     MalformedReplyError,
     api_key,
+    bounded_client,
     check_base_url,
     status_failure,
     transport_failure,
@@ -71,6 +72,19 @@ def build_google_request(
     }
     config = types.GenerateContentConfig(**{k: v for k, v in values.items() if k in takes})
     return contents, config
+
+
+def _bounded_http_client(timeout_s: float) -> Any:
+    """An httpx2 client (httpx where httpx2 is not installed) bounded by wall time."""
+    import importlib
+
+    for name in ("httpx2", "httpx"):
+        try:
+            http = importlib.import_module(name)
+        except ImportError:
+            continue
+        return bounded_client(http, timeout=timeout_s)
+    raise MissingDependencyError("httpx", "api", "the google adapter")
 
 
 def _retry_delay(details: object) -> float | None:
@@ -124,6 +138,9 @@ class GoogleModel(APIModel):
         options: dict[str, Any] = {"timeout": int(self.retry.timeout_s * 1000)}
         if self.base_url:
             options["base_url"] = self.base_url
+        if "httpx_client" in types.HttpOptions.model_fields:
+            # each try bounded by wall time, however slowly the server sends (_wall_clock)
+            options["httpx_client"] = _bounded_http_client(self.retry.timeout_s)
         self._client = genai.Client(api_key=key, http_options=types.HttpOptions(**options))
         fields = set(types.GenerateContentConfig.model_fields)
         self._takes = CONFIG_FIELDS & fields

@@ -17,7 +17,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._api import APIModel, MalformedReplyError, api_key, check_base_url, sdk_takes
+from ._api import (
+    APIModel,
+    MalformedReplyError,
+    api_key,
+    bounded_sdk_client,
+    check_base_url,
+    sdk_takes,
+)
 from ._images import data_uri
 from ._retry import Failure, RetryPolicy
 from ._types import Request
@@ -67,8 +74,14 @@ class OpenAIModel(APIModel):
         # a local server (a base URL was given) takes any key
         key = api_key(api_key_env, self.spec, required=base_url is None) or "no-key"
         self._official = self.base_url == OPENAI_URL
+        # each try bounded by wall time, however slowly the server sends (see _wall_clock)
+        http = bounded_sdk_client(openai.DefaultHttpxClient, timeout=self.retry.timeout_s)
         self._client = openai.OpenAI(
-            api_key=key, base_url=self.base_url, max_retries=0, timeout=self.retry.timeout_s
+            api_key=key,
+            base_url=self.base_url,
+            max_retries=0,
+            timeout=self.retry.timeout_s,
+            http_client=http,
         )
         # OpenAI's newer models take only max_completion_tokens; other servers know max_tokens
         self._max_tokens_name = "max_completion_tokens" if self._official else "max_tokens"

@@ -65,11 +65,13 @@ def build_report(
     on_run: Callable[[str], None] | None = None,
 ) -> Report:
     """Score every run of ``datasets`` under ``runs_dir`` and write the report into
-    ``out`` (created; files there of the same names are replaced)."""
+    ``out`` (created; files there of the same names are replaced, all at once: ``OSError``,
+    a full disk say, leaves them as they were)."""
     from cartoqa.stores import ensure_writable_folder, load_dataset
+    from cartoqa.stores._files import write_files_atomic
 
     from .plots import draw_plots
-    from .render import write_outputs
+    from .render import OUTPUTS, render_outputs
 
     loaded = [load_dataset(d) for d in datasets]
     ensure_writable_folder(out, what="the report")
@@ -94,13 +96,12 @@ def build_report(
         label, u = run_label(run, runs), usage(run)
         prev = use.get(label)
         use[label] = {k: _add(prev[k], v) for k, v in u.items()} if prev else u
-    plots = draw_plots(reports, runs, out / "plots")
+    plots = draw_plots(reports, runs)
     tasks = sorted({t for r in runs for t in r.scored})
     refs = load_references(tasks) if references else []
     credits = list(dict.fromkeys(c for ds in loaded for c in ds.manifest.attribution))
     names = ", ".join(ds.manifest.name for ds in loaded)
-    files = write_outputs(
-        out,
+    rendered = render_outputs(
         title=f"cartoqa report: {names}",
         reports=reports,
         usage=use,
@@ -117,7 +118,15 @@ def build_report(
             "gps": {r.model: r.scores["gps"] for r in runs if "gps" in r.scores},
         },
     )
-    return Report(out, files, plots, runs, problems, notes)
+    # every file written beside and renamed in, all at once: a full disk (OSError) leaves
+    # an earlier report in ``out`` as it was
+    (out / "plots").mkdir(exist_ok=True)
+    write_files_atomic(
+        {out / name: data for name, data in rendered.items()}
+        | {out / "plots" / name: png for name, png in plots.items()}
+    )
+    files = {kind: out / name for kind, name in OUTPUTS.items()}
+    return Report(out, files, [out / "plots" / name for name in plots], runs, problems, notes)
 
 
 def _add(a: Any, b: Any) -> Any:

@@ -88,6 +88,7 @@ def score_runs(
             with info.open() as store:
                 records = store.latest()
                 torn = store.torn_bytes
+                twice = store.duplicates()
         except CartoqaError as exc:
             out.problems.append(f"{exc}; this run is left out")
             continue
@@ -95,6 +96,15 @@ def score_runs(
             out.problems.append(
                 f"{info.path}: its last line is incomplete ({torn} bytes, a run killed while "
                 "writing it); scored without it ('cartoqa run' repairs it when it resumes)"
+            )
+        if twice:
+            shown = ", ".join(f"{sid} ({n})" for sid, n in sorted(twice.items())[:10])
+            more = f" and {len(twice) - 10} more" if len(twice) > 10 else ""
+            out.notes.append(
+                f"warning: {info.path.name} holds more than one successful answer for "
+                f"{len(twice)} sample(s): {shown}{more}; the first answer of each is scored, "
+                "the later ones are ignored ('cartoqa run' never writes a second: the store "
+                "was edited or joined with another)"
             )
         latest = {k: r.response for k, r in records.items()}
         # the bytes the records were read from: None when a run appended meanwhile

@@ -14,9 +14,9 @@ runs do not have is not drawn.
 
 from __future__ import annotations
 
+import io
 import math
 from collections.abc import Sequence
-from pathlib import Path
 
 from .collect import ScoredRun
 from .tables import TaskReport
@@ -39,12 +39,15 @@ def _finite(x: float) -> bool:
     return isinstance(x, int | float) and math.isfinite(x)
 
 
-def _save(fig, path: Path, credit: bool) -> Path:
+def _save(fig, name: str, credit: bool) -> tuple[str, bytes]:
+    """The figure as PNG bytes, under its file name (written with the report's other files,
+    all at once)."""
     if credit:
         fig.text(0.99, -0.06, ATTRIBUTION, ha="right", va="top", fontsize=7, color="#555")
-    fig.savefig(path, dpi=110, bbox_inches="tight")
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=110, bbox_inches="tight")
     _plt().close(fig)
-    return path
+    return name, buf.getvalue()
 
 
 def _bars(ax, reports: Sequence[TaskReport], labels: list[str]) -> None:
@@ -71,14 +74,14 @@ def _bars(ax, reports: Sequence[TaskReport], labels: list[str]) -> None:
     )
 
 
-def draw_plots(reports: Sequence[TaskReport], runs: Sequence[ScoredRun], out: Path) -> list[Path]:
-    """Draw every plot the data allows into ``out``; returns the files."""
+def draw_plots(reports: Sequence[TaskReport], runs: Sequence[ScoredRun]) -> dict[str, bytes]:
+    """Draw every plot the data allows; returns file name -> PNG bytes (nothing is written
+    here)."""
     plt = _plt()
     from matplotlib.ticker import MaxNLocator
 
-    out.mkdir(parents=True, exist_ok=True)
     labels = list(dict.fromkeys(r.label for rep in reports for r in rep.rows))
-    made: list[Path] = []
+    made: list[tuple[str, bytes]] = []
     maps = [r for r in reports if r.family == "map"]
     gps = [r for r in reports if r.family == "gps"]
 
@@ -89,14 +92,14 @@ def draw_plots(reports: Sequence[TaskReport], runs: Sequence[ScoredRun], out: Pa
             ax.set_title(rep.task, fontsize=9)
         axes[0][0].legend(fontsize=8)
         fig.suptitle("Headline metric per map task (95 % bootstrap intervals)", fontsize=10)
-        made.append(_save(fig, out / "headlines.png", credit=True))
+        made.append(_save(fig, "headlines.png", credit=True))
     if gps:
         fig, ax = plt.subplots(figsize=(max(6, 0.5 * len(gps) * max(1, len(labels))), 3.8))
         _bars(ax, gps, labels)
         ax.legend(fontsize=8)
         ax.set_ylabel("accuracy")
         ax.set_title("GPS tasks (95 % bootstrap intervals)", fontsize=10)
-        made.append(_save(fig, out / "gps_tasks.png", credit=False))
+        made.append(_save(fig, "gps_tasks.png", credit=False))
         tracks = [(r.model, r.scores.get("gps", {})) for r in runs if r.scores.get("gps")]
         if tracks:
             names = [k for k in ("track=pure", "track=applied", "overall") if k in tracks[0][1]]
@@ -114,7 +117,7 @@ def draw_plots(reports: Sequence[TaskReport], runs: Sequence[ScoredRun], out: Pa
             ax.set_ylabel("accuracy")
             ax.set_title("GPSBench tracks", fontsize=10)
             ax.legend(fontsize=8)
-            made.append(_save(fig, out / "gps_tracks.png", credit=False))
+            made.append(_save(fig, "gps_tracks.png", credit=False))
 
     zoomed = [r for r in maps if any("zoom" in m.breakdowns for m in r.rows)]
     if zoomed:
@@ -132,7 +135,7 @@ def draw_plots(reports: Sequence[TaskReport], runs: Sequence[ScoredRun], out: Pa
             ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         axes[0][0].legend(fontsize=7)
         fig.suptitle("By zoom", fontsize=10)
-        made.append(_save(fig, out / "by_zoom.png", credit=True))
+        made.append(_save(fig, "by_zoom.png", credit=True))
 
     for rep in maps:  # a task that breaks down by route length in steps (SRN)
         if not any(m.breakdowns.get("steps") for m in rep.rows):
@@ -149,16 +152,16 @@ def draw_plots(reports: Sequence[TaskReport], runs: Sequence[ScoredRun], out: Pa
         ax.set_ylabel(metric)
         ax.set_title(f"{rep.task}: {metric} by route length", fontsize=10)
         ax.legend(fontsize=8)
-        made.append(_save(fig, out / f"{rep.task}_by_steps.png", credit=True))
+        made.append(_save(fig, f"{rep.task}_by_steps.png", credit=True))
 
     for rep in maps:  # tasks that predict a quantity: predicted against true
-        path = _predicted(plt, rep.task, [r for r in runs if rep.task in r.scored], out)
-        if path is not None:
-            made.append(path)
-    return made
+        plot = _predicted(plt, rep.task, [r for r in runs if rep.task in r.scored])
+        if plot is not None:
+            made.append(plot)
+    return dict(made)
 
 
-def _predicted(plt, task: str, runs: Sequence[ScoredRun], out: Path) -> Path | None:
+def _predicted(plt, task: str, runs: Sequence[ScoredRun]) -> tuple[str, bytes] | None:
     """Predicted against true, per unit where the samples ask in several (RLE's metres and
     feet), on log axes where the truths span more than a factor of ten; None where the
     task's scores hold no predicted quantities (or only yes/no ones)."""
@@ -204,4 +207,4 @@ def _predicted(plt, task: str, runs: Sequence[ScoredRun], out: Path) -> Path | N
         if ax.get_legend_handles_labels()[0]:
             ax.legend(fontsize=7)
     fig.suptitle(f"{task}: predicted against true", fontsize=10)
-    return _save(fig, out / f"{task}_predicted.png", credit=True)
+    return _save(fig, f"{task}_predicted.png", credit=True)

@@ -1,20 +1,32 @@
-"""The report written out: ``report.md``, ``report.html`` (self-contained: its images
-inline, it opens offline), ``tables.csv`` (one value a row) and ``tables.json``."""
+"""The report's files: ``report.md``, ``report.html`` (self-contained: its images inline,
+it opens offline), ``tables.csv`` (one value a row) and ``tables.json`` (strict JSON: a
+value that is not a number is null).  Rendered to bytes here; ``build_report`` writes them
+with the plots, all at once."""
 
 from __future__ import annotations
 
 import base64
 import csv
 import html
-import json
+import io
 import math
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from cartoqa.stores._files import json_text
+
 from .tables import LOWER_IS_BETTER, TaskReport
 
-__all__ = ["write_outputs"]
+__all__ = ["OUTPUTS", "render_outputs"]
+
+OUTPUTS = {
+    "markdown": "report.md",
+    "html": "report.html",
+    "csv": "tables.csv",
+    "json": "tables.json",
+}
+"""The report's files by kind."""
 
 
 def _f(v: Any) -> str:
@@ -108,29 +120,29 @@ def _order(v: str) -> tuple[int, float | str]:
         return (1, v)
 
 
-def write_outputs(
-    out: Path,
+def render_outputs(
     *,
     title: str,
     reports: Sequence[TaskReport],
     usage: dict[str, dict],
     references: list[dict],
-    plots: list[Path],
+    plots: dict[str, bytes],
     credits: list[str],
     extra: dict[str, Any],
-) -> dict[str, Path]:
-    """Write the four outputs into ``out``; returns them by kind."""
+) -> dict[str, bytes]:
+    """The four outputs, file name (``OUTPUTS``) -> bytes; ``plots`` (file name -> PNG) are
+    linked from ``plots/`` in the Markdown and inlined in the HTML."""
     sections = _sections(reports, usage, references, extra.get("gps") or {})
     credit = "; ".join(credits) or "Map data © OpenStreetMap contributors"
     # Markdown
     md = [f"# {title}", "", credit, ""]
-    for plot in plots:
-        md += [f"![{plot.stem}](plots/{plot.name})", ""]
+    for name in plots:
+        md += [f"![{Path(name).stem}](plots/{name})", ""]
     for heading, cols, rows, note in sections:
         md += [f"## {heading}", "", *_md_table(cols, rows), ""]
         if note:
             md += [note, ""]
-    (out / "report.md").write_text("\n".join(md), encoding="utf-8")
+    files = {"report.md": "\n".join(md).encode("utf-8")}
     # HTML: one file, its images inline
     e = html.escape
     parts = [
@@ -142,9 +154,9 @@ def write_outputs(
         ".note{{color:#555;font-size:13px}}</style></head><body>",
         f"<h1>{e(title)}</h1><p>{e(credit)}</p>",
     ]
-    for plot in plots:
-        data = base64.b64encode(plot.read_bytes()).decode()
-        parts.append(f"<p><img alt='{e(plot.stem)}' src='data:image/png;base64,{data}'></p>")
+    for name, png in plots.items():
+        data = base64.b64encode(png).decode()
+        parts.append(f"<p><img alt='{e(Path(name).stem)}' src='data:image/png;base64,{data}'></p>")
     for heading, cols, rows, note in sections:
         parts.append(f"<h2>{e(heading)}</h2><table><tr>")
         parts += [f"<th>{e(c)}</th>" for c in cols]
@@ -155,23 +167,24 @@ def write_outputs(
         if note:
             parts.append(f"<p class='note'>{e(note)}</p>")
     parts.append("</body></html>")
-    (out / "report.html").write_text("".join(parts), encoding="utf-8")
+    files["report.html"] = "".join(parts).encode("utf-8")
     # CSV: one value a row
-    with (out / "tables.csv").open("w", newline="", encoding="utf-8") as fh:
-        w = csv.writer(fh)
-        w.writerow(["task", "model", "row", "metric", "value", "ci_low", "ci_high"])
-        for rep in reports:
-            for m in rep.rows:
-                for key, v in m.values.items():
-                    row, _, metric = key.partition(" · ")
-                    lo, hi = m.intervals.get(key, (None, None))
-                    w.writerow([rep.task, m.label, row, metric, v, lo, hi])
-                for k, v in m.outcomes.items():
-                    w.writerow([rep.task, m.label, "outcomes", k, v, None, None])
-                for key, groups in m.breakdowns.items():
-                    for value, v in groups.items():
-                        w.writerow([rep.task, m.label, f"{key}={value}", rep.heads[0][1], v,
-                                    None, None])  # fmt: skip
+    fh = io.StringIO(newline="")
+    w = csv.writer(fh)
+    w.writerow(["task", "model", "row", "metric", "value", "ci_low", "ci_high"])
+    for rep in reports:
+        for m in rep.rows:
+            for key, v in m.values.items():
+                row, _, metric = key.partition(" · ")
+                lo, hi = m.intervals.get(key, (None, None))
+                w.writerow([rep.task, m.label, row, metric, v, lo, hi])
+            for k, v in m.outcomes.items():
+                w.writerow([rep.task, m.label, "outcomes", k, v, None, None])
+            for key, groups in m.breakdowns.items():
+                for value, v in groups.items():
+                    w.writerow([rep.task, m.label, f"{key}={value}", rep.heads[0][1], v,
+                                None, None])  # fmt: skip
+    files["tables.csv"] = fh.getvalue().encode("utf-8")
     # JSON: everything
     doc = {
         "title": title,
@@ -198,14 +211,7 @@ def write_outputs(
         ],
         "usage": usage,
         "references": references,
-        "plots": [f"plots/{p.name}" for p in plots],
+        "plots": [f"plots/{name}" for name in plots],
     }
-    (out / "tables.json").write_text(
-        json.dumps(doc, indent=1, ensure_ascii=False, allow_nan=True), encoding="utf-8"
-    )
-    return {
-        "markdown": out / "report.md",
-        "html": out / "report.html",
-        "csv": out / "tables.csv",
-        "json": out / "tables.json",
-    }
+    files["tables.json"] = (json_text(doc, indent=1) + "\n").encode("utf-8")
+    return files

@@ -9,6 +9,7 @@ import math
 import os
 import re
 import secrets
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +30,29 @@ def write_atomic(path: Path, data: bytes) -> None:
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
+        raise
+
+
+def write_files_atomic(files: Mapping[Path, bytes]) -> None:
+    """Write several files so that each one is the old file or the new one, never half, and
+    the set is all old or all new: every file is first written whole (and synced) to a
+    temporary sibling, so a full disk fails there with nothing replaced and the temporaries
+    removed; only then is each swapped in with ``os.replace``."""
+    staged: list[tuple[Path, Path]] = []
+    try:
+        for path, data in files.items():
+            tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+            staged.append((tmp, path))
+            with open(tmp, "xb") as f:
+                f.write(data)
+                f.flush()
+                os.fsync(f.fileno())
+        for tmp, path in staged:
+            os.replace(tmp, path)
+    except BaseException:
+        for tmp, _ in staged:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
         raise
 
 

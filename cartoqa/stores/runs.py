@@ -82,6 +82,8 @@ class RunStore:
         self._thread_lock = threading.RLock()
         self._records: list[RunRecord] = []
         self._completed: set[str] = set()
+        self._first_ok: dict[str, RunRecord] = {}
+        self._extra_ok: dict[str, int] = {}
         self._counts: dict[str, int] = {}
         self._offset = 0
         self._lines = 0
@@ -235,6 +237,10 @@ class RunStore:
         self._counts[rec.sample_id] = self._counts.get(rec.sample_id, 0) + 1
         if rec.ok:
             self._completed.add(rec.sample_id)
+            if rec.sample_id in self._first_ok:  # never written by cartoqa run: see latest()
+                self._extra_ok[rec.sample_id] = self._extra_ok.get(rec.sample_id, 0) + 1
+            else:
+                self._first_ok[rec.sample_id] = rec
 
     def refresh(self) -> None:
         """Read records other processes appended since the last look."""
@@ -299,13 +305,25 @@ class RunStore:
         return set(self._completed)
 
     def latest(self) -> dict[str, RunRecord]:
-        """The last record of each sample: its response, or its latest error."""
+        """The record that counts for each sample: its first successful response, else its
+        latest error.
+
+        A sample has one successful record: ``append`` refuses a second.  A store with more
+        (lines copied in by hand, two stores joined) keeps its first answer, the one a run
+        would have resumed past; ``duplicates`` names the samples, and ``cartoqa score``
+        says so."""
         out: dict[str, RunRecord] = {}
         for rec in self._records:
-            if rec.sample_id in self._completed and not rec.ok:
+            if rec.sample_id in self._completed:
                 continue
             out[rec.sample_id] = rec
-        return out
+        out.update(self._first_ok)
+        return {rec.sample_id: out[rec.sample_id] for rec in self._records if rec.sample_id in out}
+
+    def duplicates(self) -> dict[str, int]:
+        """Samples with more than one successful record, and how many they have; only the
+        first counts (``latest``)."""
+        return {sid: n + 1 for sid, n in self._extra_ok.items()}
 
     def attempts(self, sample_id: str) -> int:
         """How many records this sample has (failed tries and the success)."""

@@ -9,15 +9,19 @@ mode, the dataset's hash and the run store's size and SHA-256.  ``read_scores``
 gives the stored scores only while all of these still hold, else None (the
 caller scores afresh and writes them again).
 
-Files are written whole to a temporary sibling and swapped in with one
-``os.replace``: a reader sees the old file or the new one, never half of
-either, and two writers at once leave one of their (equal) files whole.
+Every line is strict JSON (readers such as jq and JavaScript refuse ``NaN``): a
+per-sample value that is not finite is written as null and named in the line's
+``nonfinite``, and read back as it was.  Files are written whole to a
+temporary sibling and swapped in with one ``os.replace``: a reader sees the
+old file or the new one, never half of either, and two writers at once leave
+one of their (equal) files whole.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -29,7 +33,7 @@ from cartoqa import __version__
 from cartoqa.records import Sample, SampleScore
 from cartoqa.records.scores import SCORE_SCHEMA_VERSION
 
-from ._files import write_atomic
+from ._files import json_text, write_atomic
 
 __all__ = [
     "SCORES_FORMAT",
@@ -44,8 +48,9 @@ __all__ = [
     "write_scores",
 ]
 
-SCORES_FORMAT = 1
-"""Version of the scores file's layout (its header's ``cartoqa_scores``)."""
+SCORES_FORMAT = 2
+"""Version of the scores file's layout (its header's ``cartoqa_scores``).  2: strict JSON, a
+value that is not finite written as null and named in the line's ``nonfinite``."""
 
 Scored = dict[str, list[tuple[Sample, SampleScore]]]
 """Task -> (sample, score), as ``cartoqa.scoring.score_samples`` gives them."""
@@ -168,10 +173,7 @@ def write_scores(
         "written_at": datetime.now(UTC).isoformat(timespec="seconds"),
     }
     lines = [_dumps(header)]
-    lines += [
-        _dumps({"sample_id": sample.id, "task": sample.task, **score.model_dump()})
-        for sample, score in rows
-    ]
+    lines += [_score_line(sample, score) for sample, score in rows]
     write_atomic(path, ("\n".join(lines) + "\n").encode("utf-8"))
     return path
 
@@ -212,6 +214,8 @@ def read_scores(
         for line in lines[1:]:
             rec = json.loads(line)
             sample_id, task = rec.pop("sample_id"), rec.pop("task")
+            for name, value in (rec.pop("nonfinite", None) or {}).items():
+                rec["values"][name] = float(_NONFINITE[value])
             if sample_id in by_id:
                 return None
             by_id[sample_id] = (task, SampleScore.model_validate(rec))
@@ -228,6 +232,28 @@ def read_scores(
     return out
 
 
+_NONFINITE = {"NaN": "nan", "Infinity": "inf", "-Infinity": "-inf"}
+
+
+def _nonfinite_name(x: float) -> str:
+    return "NaN" if math.isnan(x) else "Infinity" if x > 0 else "-Infinity"
+
+
+def _score_line(sample: Sample, score: SampleScore) -> str:
+    """One sample's score as strict JSON: a value that is not finite is null in ``values``
+    (what strict readers take) and named in ``nonfinite`` ("NaN", "Infinity", "-Infinity"),
+    so that it reads back as it was."""
+    rec: dict[str, Any] = {"sample_id": sample.id, "task": sample.task, **score.model_dump()}
+    odd = {
+        k: _nonfinite_name(v)
+        for k, v in score.values.items()
+        if isinstance(v, float) and not math.isfinite(v)
+    }
+    if odd:
+        rec["nonfinite"] = odd
+    return _dumps(rec)
+
+
 def _dumps(obj: Any) -> str:
-    # NaN and infinities as JSON's extensions (Python reads them back); floats round-trip
-    return json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
+    # strict JSON (no NaN): floats round-trip; non-finite ones are null (see _score_line)
+    return json_text(obj, indent=None, separators=(",", ":"))

@@ -42,11 +42,13 @@ FaultKind = Literal[
     "negative_usage",
     "garbage_usage",
     "surrogate",
+    "drip_headers",
+    "drip_body",
 ]
 FAULT_KINDS: tuple[str, ...] = FaultKind.__args__  # type: ignore[attr-defined]
 
-_REPLY_FAULTS = ("negative_usage", "garbage_usage", "surrogate")
-"""Faults that still answer, with something odd in the reply."""
+_REPLY_FAULTS = ("negative_usage", "garbage_usage", "surrogate", "drip_headers", "drip_body")
+"""Faults that still answer, with something odd in the reply (or in how it is sent)."""
 
 SURROGATE = "\ud800"
 """The lone surrogate the ``surrogate`` fault puts in a reply (JSON-escaped as ``\\ud800``)."""
@@ -65,7 +67,10 @@ class Fault:
     does it (Gemini: 400 INVALID_ARGUMENT with reason API_KEY_INVALID); 400: bad request;
     negative_usage: a normal reply whose token counts are -5; garbage_usage: a normal reply
     whose token counts are the string "many"; surrogate: a normal reply whose text ends in a
-    lone surrogate, JSON-escaped (``SURROGATE``)."""
+    lone surrogate, JSON-escaped (``SURROGATE``); drip_headers: a normal reply whose status
+    line and headers are sent one byte every ``drip_s`` seconds (then the body at once);
+    drip_body: a normal reply whose headers come at once and its body one byte every
+    ``drip_s`` seconds (a server that is slow, not silent: no read ever waits long)."""
     match: str = "*"
     """A substring of the user text; "*" matches every request."""
     times: int = 1
@@ -74,6 +79,8 @@ class Fault:
     """The Retry-After header of a 429, in seconds (None: no header)."""
     hang_s: float = 30.0
     """How long a hang lasts."""
+    drip_s: float = 0.5
+    """The pause between two bytes of a dripped reply."""
     hits: int = 0
     """How many requests got this fault so far."""
 
@@ -354,7 +361,39 @@ class FakeAPIServer:
                 elif kind == "surrogate":
                     answer += SURROGATE
                 digest = hashlib.sha256(raw).hexdigest()[:12]
-                self._json(200, server._completion(model, answer, n_in, n_out, digest))
+                reply = server._completion(model, answer, n_in, n_out, digest)
+                if fault is not None and kind in ("drip_headers", "drip_body"):
+                    self._drip(json.dumps(reply).encode("ascii"), fault)
+                    return
+                self._json(200, reply)
+
+            def _drip(self, body: bytes, fault: Fault) -> None:
+                """A 200 reply sent slowly: the head or the body one byte at a time."""
+                head = (
+                    "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                    f"Content-Length: {len(body)}\r\n\r\n"
+                ).encode("ascii")
+                slow, fast = (head, b"") if fault.kind == "drip_headers" else (b"", head)
+                self.close_connection = True
+                try:
+                    if fast:
+                        self.wfile.write(fast)
+                        self.wfile.flush()
+                    for i in range(len(slow)):
+                        self.wfile.write(slow[i : i + 1])
+                        self.wfile.flush()
+                        if server._stop.wait(fault.drip_s):
+                            return
+                    if fault.kind == "drip_headers":
+                        self.wfile.write(body)
+                        return
+                    for i in range(len(body)):
+                        self.wfile.write(body[i : i + 1])
+                        self.wfile.flush()
+                        if server._stop.wait(fault.drip_s):
+                            return
+                except OSError:  # the client gave up and closed the connection
+                    return
 
             def _fault(self, fault: Fault) -> None:
                 if fault.kind == "429":

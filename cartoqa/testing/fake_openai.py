@@ -4,8 +4,9 @@ It is not a model.  It answers ``POST /v1/chat/completions`` deterministically
 (``FakeOpenAIServer.reply_for(text)``, or a canned answer for prompts that
 contain a given string), after a fixed latency, and injects faults on
 request (``Fault``: 429 with Retry-After, 500, 529, a hang past the client's
-timeout, a dropped connection, malformed JSON, an empty choice list, 401,
-400, negative or garbage token counts, a lone surrogate in the text).  It
+timeout, a reply whose headers or body drip a byte at a time, a dropped
+connection, malformed JSON, an empty choice list, 401, 400, negative or
+garbage token counts, a lone surrogate in the text).  It
 logs every request it got, with what it made of the images (decoded bytes
 and their SHA-256), so tests can prove what reached the server.
 

@@ -28,6 +28,7 @@ from cartoqa.cli import app
 from cartoqa.records import SampleScore
 from cartoqa.scoring import score_run, score_sample, score_samples, tables_from_scores
 from cartoqa.stores import RunStore, find_runs, read_scores, scores_path, scoring_key
+from cartoqa.stores._files import strict_json
 from cartoqa.stores.scores import fingerprint, store_state, write_scores
 from cartoqa.tasks.spec import get_task, register_task
 from tests.cartoqa.model_data import kinds_dataset
@@ -63,7 +64,8 @@ def key_of(ds, mode="cartoqa"):
 
 
 def as_json(obj):
-    return json.dumps(obj, sort_keys=False)  # NaN written as NaN, so equal NaNs compare equal
+    # as cartoqa writes JSON: NaN as null, so equal NaNs compare equal
+    return json.dumps(strict_json(obj), sort_keys=False, allow_nan=False)
 
 
 def score_json(ds, runs, *extra):
@@ -120,6 +122,8 @@ def test_scores_are_written_beside_each_store_with_what_they_came_from(kinds, tm
             row = dict(by_id[s.id])
             assert row.pop("task") == s.task
             row.pop("sample_id")
+            for name, value in row.pop("nonfinite", {}).items():  # null in "values"
+                assert row["values"][name] is None and value in ("NaN", "Infinity", "-Infinity")
             want = score_sample(s, responses.get(s.id))  # unregistered tasks: exact match
             assert as_json(row) == as_json(want.model_dump()), s.id
     # the key: a short sha256, of cartoqa's version, the mode and each task's scorer version
@@ -294,6 +298,10 @@ def test_tables_are_those_of_score_run_computed_stored_and_read(kinds, tmp_path)
         ]
 
 
+def _not_json(name):
+    raise ValueError(f"{name} is not JSON")
+
+
 def test_nan_and_infinite_values_survive_the_file(kinds, tmp_path):
     s = kinds.samples[0]
     weird = SampleScore(
@@ -305,6 +313,11 @@ def test_nan_and_infinite_values_survive_the_file(kinds, tmp_path):
     sha = kinds.manifest.samples_sha256
     scored = {s.task: [(s, weird)]}
     write_scores(store, "k", scored, mode="cartoqa", store=fp, dataset_sha256=sha)
+    _header, row = [  # strict JSON (issue 26, finding 12): null, and named to read back
+        json.loads(line, parse_constant=_not_json)
+        for line in scores_path(store, "k").read_text().splitlines()
+    ]
+    assert row["values"]["a"] is None and row["nonfinite"] == {"a": "NaN", "b": "Infinity"}
     got = read_scores(store, "k", [s], store=fp, dataset_sha256=sha)
     [(_, back)] = got[s.task]
     assert repr(back.values) == repr(weird.values)  # nan, inf, -0.0, 0.30000000000000004
