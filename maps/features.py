@@ -24,10 +24,14 @@ the image's own tiles, by the method of ``../shared/spec/label-visibility.md``:
    ``MIN_ICON_SHARE`` of it lies inside the view; less is *cut* (optional).
    A point label shows when its box is wholly inside the view and every
    metatile its box spans placed it alike (a seam never halves it unseen);
-   a line label (glyph by glyph) when as many glyphs as its name has letters
-   are inside.  Areas without an icon (parks) and lines (streams, rivers,
-   primary roads) show by their geometry in the view (``area_share``,
-   ``line_px``).
+   a line label (glyph by glyph) when as many glyphs as the style's font draws
+   for its name are inside (letters less ligatures: the italic "ff" of a river
+   is one glyph, ``maps.glyphs``).  Areas without an icon (parks) and lines
+   (streams, rivers, primary roads) show by their geometry in the view
+   (``area_share``, ``line_px``); an area drawn by a fill of its own (a park's green) shows that
+   fill only where no later layer paints over it (a park that is also a
+   pedestrian area is drawn grey): ``fill_share`` is read from the view's own
+   tiles, the pixels of the area that have its fill's colour.
 
 ``FeatureLabels.view(view)`` gives one ``DrawnObject`` per OSM object of the
 22 types (and their look-alikes) that the view meets, with what of it shows.
@@ -50,6 +54,7 @@ import numpy as np
 from cartoqa.errors import CartoqaError
 
 from .database import query_rows
+from .glyphs import glyph_count, text_face
 from .labels import LabelError, _Glyph, _neighbours, render_with_boxes
 from .projection import (
     HALF_WORLD_M,
@@ -178,6 +183,12 @@ class DrawnObject:
     """Areas: the share of its area inside the view."""
     view_share: float = 0.0
     """Areas: the share of the view it covers."""
+    fill_share: float | None = None
+    """Areas with a fill of their own (``FeatureLabels``' ``fill``): the share of its pixels
+    in the view that show that fill's colour in the tiles (0 where another layer paints
+    over all of it); None when not measured."""
+    fill_px: int = 0
+    """Areas with a fill of their own: how many of its pixels in the view show the fill."""
     line_px: float = 0.0
     """Lines: its drawn length inside the view, in pixels."""
     total_px: float = 0.0
@@ -360,10 +371,13 @@ def _without_background(xml: str) -> str:
 class FeatureLabels:
     """Map-feature visibility for the views of one ``MapEngine`` (metatile results cached)."""
 
-    def __init__(self, engine: MapEngine, wanted: Any) -> None:
+    def __init__(self, engine: MapEngine, wanted: Any, fill: Any = None) -> None:
         """``wanted(tags) -> bool``: the objects whose visibility is asked for (the 22 types
-        and their look-alikes); every object counts for the colour coding."""
+        and their look-alikes); every object counts for the colour coding.  ``fill(tags) ->
+        str | None``: the colour ("#rrggbb") of the fill an area of interest is drawn with,
+        whose pixels the views measure (``DrawnObject.fill_share``); None for none."""
         self.engine = engine
+        self._fill = fill or (lambda tags: None)
         rows = query_rows(
             engine.database.connection,
             _OBJECTS_SQL,
@@ -392,6 +406,12 @@ class FeatureLabels:
             for r in rows
         }
         self._xml_plain = style_xml(engine.style, engine.database.connection)
+        #: the faces line labels are written in (water names in italic), and the fonts
+        self._faces = {
+            "water": text_face(self._xml_plain, "water-lines-text"),
+            "road": text_face(self._xml_plain, "roads-text-name"),
+        }
+        self._fonts = engine.style.folder / "fonts"
         self._maps: dict[str, Any] = {}
         self._cache: dict[tuple[int, int, int], list[_Placement]] = {}
         self._pixels: dict[tuple[int, int, int], dict[tuple[str, int], np.ndarray]] = {}
@@ -651,7 +671,8 @@ class FeatureLabels:
                 d.label_partial = False
             glyphs = [p for p in ps if p.kind == "g" and _centre_in(p.box, own(p))]
             if glyphs and d.row.name:  # an unnamed oneway road has arrows, no label
-                letters = len(re.sub(r"\s", "", d.row.name))
+                face = self._faces["water" if "waterway" in d.row.tags else "road"]
+                letters = glyph_count(d.row.name, face, self._fonts)
                 for group in _neighbours([_Glyph(0, p.box, True) for p in glyphs]):
                     boxes = [g.box for g in group]
                     cores = [_core(b) for b in boxes]
@@ -687,6 +708,7 @@ class FeatureLabels:
                 d = out.setdefault(k, DrawnObject(self.objects[k]))
                 d.icon_pixels_only = True
         self._geometry(view, view_box, out)
+        self._fills(view, view_box, out)
         return [out[k] for k in sorted(out)]
 
     def _geometry(
@@ -728,6 +750,100 @@ class FeatureLabels:
             else:
                 d.line_px = round(float(inside_len) / res, 1)
                 d.total_px = round(float(length) / res, 1)
+
+    def _fills(
+        self, view: View, box: tuple[float, float, float, float], out: dict[tuple, DrawnObject]
+    ) -> None:
+        """The share of each filled area's pixels in the view that show its fill, read from
+        the tiles the view is cut from (what the image shows)."""
+        todo: dict[int, tuple[int, int, int]] = {}
+        for (t, i), d in out.items():
+            colour = self._fill(d.row.tags) if t == "a" and d.area_share > 0 else None
+            if colour:
+                c = int(colour.lstrip("#"), 16)
+                todo[i] = (c >> 16, (c >> 8) & 0xFF, c & 0xFF)
+        if not todo:
+            return
+        from shapely import wkb
+        from shapely.affinity import affine_transform
+
+        z = view.zoom
+        res = metres_per_pixel(z)
+        x0, y0, x1, y1 = (int(v) for v in box)
+        minx, maxy = pixel_to_m(x0, y0, z)
+        maxx, miny = pixel_to_m(x1, y1, z)
+        env = f"ST_MakeEnvelope({minx}, {miny}, {maxx}, {maxy}, 3857)"
+        rows = query_rows(
+            self.engine.database.connection,
+            f"SELECT osm_id, ST_AsBinary(ST_Intersection(way, {env})) FROM planet_osm_polygon "
+            f"WHERE way && {env} AND osm_id = ANY(%(ids)s)",
+            {"ids": sorted(todo)},
+            during="filled areas were measured",
+            what="reading filled areas",
+        )
+        image = self._view_pixels(z, box)
+        half = HALF_WORLD_M / res
+        for osm_id, geom in rows:
+            shape = affine_transform(
+                wkb.loads(bytes(geom)), [1 / res, 0, 0, -1 / res, half - x0, half - y0]
+            )
+            mask = _raster(shape, x1 - x0, y1 - y0)
+            n = int(mask.sum())
+            d = out[("a", int(osm_id))]
+            if n == 0:
+                d.fill_share, d.fill_px = 0.0, 0
+                continue
+            near = np.abs(image[mask].astype(np.int16) - np.array(todo[int(osm_id)])).max(axis=1)
+            d.fill_px = int((near <= FILL_TOLERANCE).sum())
+            d.fill_share = round(d.fill_px / n, 4)
+
+    def _view_pixels(self, z: int, box: tuple[float, float, float, float]) -> np.ndarray:
+        """The view's pixels (RGB, rows x columns) as its tiles show them."""
+        import io
+
+        from PIL import Image
+
+        x0, y0, x1, y1 = (int(v) for v in box)
+        tx0, ty0 = x0 // TILE_PX, y0 // TILE_PX
+        tx1, ty1 = (x1 - 1) // TILE_PX, (y1 - 1) // TILE_PX
+        big = np.zeros(((ty1 - ty0 + 1) * TILE_PX, (tx1 - tx0 + 1) * TILE_PX, 3), dtype=np.uint8)
+        last = 2**z - 1
+        for ty in range(ty0, ty1 + 1):
+            for tx in range(tx0, tx1 + 1):
+                if not (0 <= tx <= last and 0 <= ty <= last):
+                    continue
+                png = self.engine.tiles.tile(z, tx, ty)
+                tile = np.asarray(Image.open(io.BytesIO(png)).convert("RGB"))
+                r, c = (ty - ty0) * TILE_PX, (tx - tx0) * TILE_PX
+                big[r : r + TILE_PX, c : c + TILE_PX] = tile
+        ox, oy = x0 - tx0 * TILE_PX, y0 - ty0 * TILE_PX
+        return big[oy : oy + (y1 - y0), ox : ox + (x1 - x0)]
+
+
+#: how far (per channel) a tile's pixel may be from a fill's colour and still be of it
+#: (tiles are saved as palette PNGs, which move a colour a unit or two)
+FILL_TOLERANCE = 4
+
+
+def _raster(shape: Any, width: int, height: int) -> np.ndarray:
+    """A boolean mask (rows x columns) of the pixels whose centres a polygon (in image
+    pixels) covers: exteriors filled, holes cleared."""
+    from PIL import Image, ImageDraw
+
+    canvas = Image.new("L", (width, height), 0)
+    draw = ImageDraw.Draw(canvas)
+    polygons = (
+        [shape]
+        if shape.geom_type == "Polygon"
+        else [g for g in getattr(shape, "geoms", []) if g.geom_type == "Polygon"]
+    )
+    for poly in polygons:
+        if poly.is_empty:
+            continue
+        draw.polygon([(x - 0.5, y - 0.5) for x, y in poly.exterior.coords], fill=1)
+        for hole in poly.interiors:
+            draw.polygon([(x - 0.5, y - 0.5) for x, y in hole.coords], fill=0)
+    return np.asarray(canvas, dtype=bool)
 
 
 def _label_text(name: str) -> str:

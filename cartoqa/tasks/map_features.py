@@ -47,6 +47,12 @@ class FeatureType:
     """Whether the style writes the feature's name on the map."""
     label_tag: str = "name"
     """The tag whose value the style writes as the feature's label (ATMs: ``operator``)."""
+    fill: str = ""
+    """Types counted by their area (parks): the colour ("#rrggbb") the style fills them with
+    at zooms 18-19; a feature of the type shows only where that fill does."""
+    asked: str = ""
+    """How the questions name the type where its ``label`` alone is narrower than what
+    counts (clinic: doctors' practices too); empty: the label."""
     optional: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     """Tags drawn like this type but not of it: neither required nor penalised."""
     note: str = ""
@@ -111,6 +117,7 @@ _TYPES = (
         "point area",
         _POI,
         "amenity/doctors.svg",
+        asked="general clinic or doctors' practice",
         note="amenity=clinic and amenity=doctors are drawn with the same doctors icon, so a "
         "reader cannot tell them apart: both count (a clinic's grounds are filled too).",
     ),
@@ -178,8 +185,11 @@ _TYPES = (
         {"leisure": ("park",)},
         "area",
         "landcover text-point",
+        fill="#c8facc",
         note="parks are areas: the style fills them and writes their name, and draws no icon "
-        "for a park mapped as a point, so park points do not count.",
+        "for a park mapped as a point, so park points do not count. A park counts only where "
+        "its green fill shows: one also tagged as a pedestrian area, a building or another "
+        "landuse is painted as that (grey, or another fill) and is at most optional.",
     ),
     _t(
         "fitness_centre",

@@ -9,9 +9,11 @@ tasks share their views (``TaskSpec.views``): each view asks
 - ``stmf_presence``: two questions, one of a type the map shows (Yes) and one
   of a type it shows nothing of, not even in part (No), so answers are
   balanced;
-- ``stmf_count``: how many of the view's type it shows (on every fifth view a
-  type it does not show: 0);
-- ``stmf_names``: the names the map writes for the view's type;
+- ``stmf_count``: how many of a type it shows, the type chosen so that counts
+  spread over the strata ``COUNT_STRATA`` (0, 1, 2-3, 4 and more);
+- ``stmf_names``: the names the map writes for the view's type (at most
+  ``MAX_UNNAMED_NAMES_SHARE`` of these questions ask of a type the view shows
+  without any written name, where the view writes names of another type);
 - ``mtmf``: counts and names of all 22 types at once, as one JSON object.
 
 Ground truth is what the image shows (``maps.features``; the rules per
@@ -71,12 +73,22 @@ MARGIN_PX = 150
 PARK_AREA_SHARE = 0.9
 #: a park with less than this much of it inside the view (px²) is optional
 MIN_PARK_PX2 = 400.0
+#: a park shows as a park when at least this share of its pixels in the view (and at least
+#: ``MIN_PARK_PX2`` of them) have its own green fill; less: another layer paints over it
+#: (a pedestrian area, a building, another landuse) and it is at most optional
+PARK_FILL_SHARE = 0.2
 #: a line (stream, river, primary road) counts when this much of it is drawn in the view
 #: (or ``LINE_SHARE`` of it, when it is shorter); less is optional
 MIN_LINE_PX = 200.0
 LINE_SHARE = 0.9
-#: every n-th view asks its count question of a type the map does not show
-ZERO_COUNT_EVERY = 5
+#: the strata count questions are spread over (true counts, low to high; None: no upper
+#: bound): each view asks its count of a type in the stratum asked least so far among those
+#: the view has, so counts spread where the extract allows (an outside review found 18 of
+#: 24 counts were 1)
+COUNT_STRATA: tuple[tuple[int, int | None], ...] = ((0, 0), (1, 1), (2, 3), (4, None))
+#: at most this share of name questions may ask of a type whose features the view shows
+#: all without a written name (the answer is then "None" or empty names)
+MAX_UNNAMED_NAMES_SHARE = 0.2
 #: every n-th view is placed where its type is densest
 DENSE_EVERY = 3
 #: the largest count a random answer draws (CartoMapQA's largest true count)
@@ -114,9 +126,12 @@ def drawn_features(objs: list[DrawnObject], zoom: int) -> list[DrawnFeature]:
       the view (and no metatile seam halves it); optional when it is cut at the edge
       ("icon_cut"), drawn and then covered ("icon_covered"), missing while its label shows
       ("orphan_label") or missing from an area the map fills ("area_without_icon");
-    - *parks*: shown when ``PARK_AREA_SHARE`` of the park is inside the view; optional
-      when less is ("area_cut") or when it is also a building, which the map paints grey
-      over it ("drawn_as_building");
+    - *parks*: shown when ``PARK_AREA_SHARE`` of the park is inside the view and its own
+      fill shows there (``PARK_FILL_SHARE`` of its pixels in the tiles are park green);
+      optional when less is inside ("area_cut"), when it is also a building, which the map
+      paints grey over it ("drawn_as_building"), or when another layer paints over its
+      fill, as over a park that is also a pedestrian area ("fill_not_shown"); a park drawn
+      as something else may be named by the other drawing's label: its name is optional;
     - *lines* (one feature per name): shown when ``MIN_LINE_PX`` of it (or
       ``LINE_SHARE`` of a shorter one) is drawn in the view and its name is written whole
       there; without its name ("name_not_shown") or unnamed ("unnamed_line") it is
@@ -125,7 +140,9 @@ def drawn_features(objs: list[DrawnObject], zoom: int) -> list[DrawnFeature]:
       "optional" for an optional one); a label cut at the edge is optional ("label_cut");
       a named feature whose label the style dropped is listed unnamed ("label_dropped");
       an orphan label right under another feature's unlabelled icon is an optional name
-      of that feature too ("orphan_label_below").
+      of that feature too ("orphan_label_below"); a label that can be read as the name of
+      two features (under one's icon and beside or under another's unlabelled icon) is an
+      optional name of both ("label_shared").
     """
     px2 = metres_per_pixel(zoom) ** 2
     out: list[DrawnFeature] = []
@@ -166,9 +183,26 @@ def drawn_features(objs: list[DrawnObject], zoom: int) -> list[DrawnFeature]:
             counted = "yes" if whole else "optional"
             if not whole:
                 flags.append("area_cut")
+            other = False
             if o.row.tags.get("building", "no") != "no":
                 counted = "optional"  # the buildings layer paints it grey, over the park
                 flags.append("drawn_as_building")
+                other = True
+            elif o.fill_share is not None and (
+                o.fill_share < PARK_FILL_SHARE or o.fill_px < MIN_PARK_PX2
+            ):
+                counted = "optional"  # painted over: a plaza, another landuse
+                flags.append("fill_not_shown")
+                other = True
+            if other and o.label is None and not o.label_partial and o.row.name:
+                # its name, if the map writes it, belongs to the other drawing (a plaza's)
+                f = _with_label(o, key, "optional", flags)
+                out.append(
+                    f.model_copy(
+                        update={"label": _label_text_of(o.row.name), "label_counted": "optional"}
+                    )
+                )
+                continue
         if look_alike:
             counted = "optional"
         out.append(_with_label(o, key, counted, flags))
@@ -202,31 +236,66 @@ def drawn_features(objs: list[DrawnObject], zoom: int) -> list[DrawnFeature]:
     return _orphans_read_as_names(out)
 
 
-#: an orphan label this far (px) under another icon reads as that icon's own label
+#: a label reads as an icon's own when it starts at most this far (px) under the icon and
+#: spans the icon's centre (where the style puts an icon's label) ...
 ORPHAN_BELOW_PX = 16.0
+#: ... or when it lies beside the icon, their rows overlapping, at most this far from it
+LABEL_BESIDE_PX = 8.0
+
+
+def _reads_as_label_of(label: tuple[float, ...], icon: tuple[float, ...]) -> bool:
+    """Whether a reader may take the label in box ``label`` for the name of the icon in box
+    ``icon`` (both image pixels)."""
+    lx0, ly0, lx1, ly1 = label
+    ix0, iy0, ix1, iy1 = icon
+    below = 0 <= ly0 - iy1 <= ORPHAN_BELOW_PX and lx0 <= (ix0 + ix1) / 2 <= lx1
+    beside = ly0 < iy1 and iy0 < ly1 and max(ix0 - lx1, lx0 - ix1) <= LABEL_BESIDE_PX
+    return below or beside
 
 
 def _orphans_read_as_names(features: list[DrawnFeature]) -> list[DrawnFeature]:
-    """A name written without its icon, right under the icon of another feature that shows
-    no label of its own, reads as that feature's name (an outside review: "Wok Up" under an
-    unnamed café's cup): it becomes an optional name of that feature too."""
+    """Labels a reader can take for the name of another feature's icon (one that shows no
+    label of its own) become optional names of that feature too:
+
+    - an orphan label (a name written without its icon) under such an icon (an outside
+      review: "Wok Up" under an unnamed café's cup): "orphan_label_below";
+    - a feature's own label that also lies under or beside such an icon (issue 26: a
+      label centred under a café and beside a restaurant's icon; an ATM and a bank
+      sharing one label): the name is optional for both, "label_shared".
+
+    Line labels (roads, rivers) are written along their lines and are left alone."""
     out = list(features)
-    orphans = [f for f in out if "orphan_label" in f.flags and f.label_box and f.label]
-    for n, f in enumerate(out):
-        if f.icon is None or f.label is not None or f.counted != "yes":
+    labelled = [
+        (m, f)
+        for m, f in enumerate(features)
+        if f.label_box and f.label and "line" not in FEATURE_TYPES[f.type].geometries
+    ]
+    shared: set[int] = set()
+    for n, f in enumerate(features):
+        if f.icon is None or f.label is not None:
             continue
-        ix0, _, ix1, iy1 = f.icon
-        for o in orphans:
-            lx0, ly0, lx1, _ = o.label_box  # type: ignore[misc]
-            if 0 <= ly0 - iy1 <= ORPHAN_BELOW_PX and lx0 <= (ix0 + ix1) / 2 <= lx1:
-                out[n] = f.model_copy(
-                    update={
-                        "label": o.label,
-                        "label_counted": "optional",
-                        "flags": sorted({*f.flags, "orphan_label_below"}),
-                    }
-                )
-                break
+        for m, o in labelled:
+            if m == n or not _reads_as_label_of(o.label_box, f.icon):  # type: ignore[arg-type]
+                continue
+            orphan = "orphan_label" in o.flags
+            out[n] = f.model_copy(
+                update={
+                    "label": o.label,
+                    "label_counted": "optional",
+                    "flags": sorted({*f.flags, "orphan_label_below" if orphan else "label_shared"}),
+                }
+            )
+            if not orphan:
+                shared.add(m)
+            break
+    for m in shared:
+        o = out[m]
+        out[m] = o.model_copy(
+            update={
+                "label_counted": "optional" if o.label_counted == "yes" else o.label_counted,
+                "flags": sorted({*o.flags, "label_shared"}),
+            }
+        )
     return out
 
 
@@ -234,6 +303,10 @@ def _view_m2(zoom: int) -> float:
     from maps import HEIGHT_PX, WIDTH_PX
 
     return WIDTH_PX * HEIGHT_PX * metres_per_pixel(zoom) ** 2
+
+
+def _label_text_of(name: str) -> str:
+    return " ".join(name.split())
 
 
 def _label_text(o: DrawnObject, key: str) -> str:
@@ -325,6 +398,11 @@ class _State:
     """The views' centres so far, in world px."""
     count: int = 0
     start_seconds: float = 0.0
+    strata: Counter[int] = field(default_factory=Counter)
+    """Count questions asked so far per stratum (an index into ``COUNT_STRATA``)."""
+    names_asked: int = 0
+    names_unnamed: int = 0
+    """Name questions asked so far, and those of them whose features all show no name."""
 
     @property
     def seconds(self) -> float:
@@ -340,10 +418,16 @@ def _wanted(tags: dict[str, str]) -> bool:
     return feature_type_of(tags) is not None or optional_type_of(tags) is not None
 
 
+def _fill(tags: dict[str, str]) -> str | None:
+    """The fill colour a feature of a type counted by its area is drawn with."""
+    key = feature_type_of(tags)
+    return (FEATURE_TYPES[key].fill or None) if key is not None else None
+
+
 def feature_labels(engine: MapEngine) -> FeatureLabels:
     """The engine's ``FeatureLabels`` (one per engine: its coded style is loaded once)."""
     if engine not in _LABELS:
-        _LABELS[engine] = FeatureLabels(engine, _wanted)
+        _LABELS[engine] = FeatureLabels(engine, _wanted, _fill)
     return _LABELS[engine]
 
 
@@ -460,7 +544,9 @@ def attempt_map_features(sampler: NavigationSampler, i: int) -> Plan:
             sorted([(key, True), (no, False)], key=lambda _: sampler.rng.random()), start=1
         )
     ]
-    count_type = no if i % ZERO_COUNT_EVERY == ZERO_COUNT_EVERY - 1 else key
+    names_type = _names_type(sampler, st, counts, shown, key)
+    count_type, stratum = _count_type(sampler, st, counts, key)
+    st.strata[stratum] += 1
     c = counts[count_type]
     questions.append(
         Question(
@@ -473,8 +559,6 @@ def attempt_map_features(sampler: NavigationSampler, i: int) -> Plan:
             task="stmf_count",
         )
     )
-    named = [k for k in shown if FEATURE_TYPES[k].named]
-    names_type = key if FEATURE_TYPES[key].named or not named else sampler.rng.choice(named)
     t = counts[names_type]
     questions.append(
         Question(
@@ -499,7 +583,7 @@ def attempt_map_features(sampler: NavigationSampler, i: int) -> Plan:
         )
         for k, v in counts.items()
     }
-    types = "\n".join(f"{k}: {FEATURE_TYPES[k].label}" for k in FEATURE_TYPES)
+    types = "\n".join(f"{k}: {t.asked or t.label}" for k, t in FEATURE_TYPES.items())
     questions.append(
         Question(
             "-m",
@@ -511,6 +595,53 @@ def attempt_map_features(sampler: NavigationSampler, i: int) -> Plan:
     )
     st.centres.append(world_pixel(*center, zoom))
     return Plan("stmf_presence", view, questions)
+
+
+def _stratum(n: int) -> int:
+    """The index of the ``COUNT_STRATA`` stratum count ``n`` falls in."""
+    for i, (low, high) in enumerate(COUNT_STRATA):
+        if n >= low and (high is None or n <= high):
+            return i
+    raise AssertionError(n)  # pragma: no cover - the strata cover 0 and up
+
+
+def _count_type(
+    sampler: NavigationSampler, st: _State, counts: dict[str, Tally], key: str
+) -> tuple[str, int]:
+    """The type the view's count question asks of, and its stratum: among the strata the
+    view has a type in (a zero only of a type with nothing of it drawn, not even in part),
+    the one asked least so far (ties: the higher counts first, as they are rarer); within
+    it the view's own type, else one drawn at random."""
+    by: dict[int, list[str]] = defaultdict(list)
+    for k, t in counts.items():
+        if t.shown == 0 and t.optional > 0:
+            continue  # "0" would be right, and so would some: no clean zero
+        by[_stratum(t.shown)].append(k)
+    stratum = min(by, key=lambda s: (st.strata[s], -s))
+    pick = key if key in by[stratum] else sampler.rng.choice(sorted(by[stratum]))
+    return pick, stratum
+
+
+def _names_type(
+    sampler: NavigationSampler, st: _State, counts: dict[str, Tally], shown: list[str], key: str
+) -> str:
+    """The type the view's name question asks of: the view's own type when the map writes
+    names for it, else a shown type it writes names for; a type shown only without written
+    names while that keeps such questions within ``MAX_UNNAMED_NAMES_SHARE``, or when the
+    view writes no name of any type (the view's other questions are worth keeping, and a
+    build asked for counts alone must not lose views to this)."""
+    named = [k for k in shown if FEATURE_TYPES[k].named]
+    written = [k for k in named if any(counts[k].names)]
+    unnamed_ok = st.names_unnamed + 1 <= MAX_UNNAMED_NAMES_SHARE * (st.names_asked + 1)
+    if key in written or (key in named and unnamed_ok):
+        pick = key
+    elif written:
+        pick = sampler.rng.choice(written)
+    else:
+        pick = key if FEATURE_TYPES[key].named or not named else sampler.rng.choice(named)
+    st.names_asked += 1
+    st.names_unnamed += not any(counts[pick].names)
+    return pick
 
 
 # ------------------------------------------------------------------ answers and specs

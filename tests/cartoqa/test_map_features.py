@@ -124,3 +124,27 @@ def test_the_shared_extracts_hold_most_types():
         found[name] = types
     assert all(len(v) >= 12 for v in found.values()), {k: len(v) for k, v in found.items()}
     assert set().union(*found.values()) >= set(FEATURE_TYPES) - {"river", "stream", "gas_station"}
+
+
+def test_a_type_counted_by_its_fill_names_the_fill_the_style_paints():
+    """Parks count where their own fill shows (issue 26, finding 1): the colour the table
+    gives is the one the style's landcover layer paints ``leisure=park`` with at zoom 19."""
+    _rules()  # skips without the style
+    root = ET.parse(STYLE).getroot()
+    filled = [t for t in FEATURE_TYPES.values() if t.fill]
+    assert [t.key for t in filled] == ["park"]
+    for t in filled:
+        ((key, (value,)),) = t.tags.items()
+        fills = set()
+        for style in root.findall("Style"):
+            if style.get("name") != "landcover-high-zoom":  # the landcover layer's, z10+
+                continue
+            for rule in style.findall("Rule"):
+                f = rule.find("Filter")
+                if f is not None and f.text == f"([feature] = '{key}_{value}')":
+                    fills |= {p.get("fill") for p in rule.findall("PolygonSymbolizer")}
+        assert fills == {t.fill}, (t.key, fills)
+
+
+def test_the_clinic_questions_name_doctors_practices_too():
+    assert "doctors' practice" in FEATURE_TYPES["clinic"].asked

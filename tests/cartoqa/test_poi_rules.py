@@ -4,6 +4,7 @@ here: the edge cases an outside review raised, without a render."""
 
 from __future__ import annotations
 
+from cartoqa.tasks.map_features import FEATURE_TYPES
 from cartoqa.tasks.poi import MIN_LINE_PX, drawn_features, tally
 from maps.features import DrawnObject, ObjectRow
 
@@ -105,3 +106,92 @@ def test_names_shown_dropped_and_cut():
     toilet = _obj("n", 4, "WC", {"amenity": "toilets"}, icon=(0, 0, 10, 10), icon_share=1.0)
     f = _one(toilet)
     assert f.label is None and "label_dropped" not in f.flags  # the style never names them
+
+
+def test_a_label_under_one_icon_and_beside_another_is_an_optional_name_of_both():
+    """Issue 26, finding 3: one label centred under a café's icon and beside a restaurant's
+    (whose own name the map dropped) can be read as either's: optional for both."""
+    cafe = _obj("n", 1, "Corner Cafe", {"amenity": "cafe"}, icon=(100, 100, 114, 112),
+                icon_share=1.0, label=(80, 116, 134, 125), label_text="Corner Cafe")  # fmt: skip
+    diner = _obj("n", 2, "Rosa", {"amenity": "restaurant"}, icon=(138, 114, 152, 126),
+                 icon_share=1.0)  # fmt: skip
+    got = {f.osm: f for f in drawn_features([cafe, diner], 19)}
+    c, d = got["node/1"], got["node/2"]
+    assert c.counted == "yes" and c.label == "Corner Cafe" and c.label_counted == "optional"
+    assert d.counted == "yes" and d.label == "Corner Cafe" and d.label_counted == "optional"
+    assert "label_shared" in c.flags and "label_shared" in d.flags
+    counts = tally([c, d])
+    assert counts["coffee_shop"].names == [] and counts["coffee_shop"].optional_names == [
+        "Corner Cafe"
+    ]
+    assert counts["restaurant"].names == [] and counts["restaurant"].optional_names == [
+        "Corner Cafe"
+    ]
+
+
+def test_an_atm_and_a_bank_sharing_one_label_have_it_as_an_optional_name_both():
+    bank = _obj("n", 1, "Kilo Bank", {"amenity": "bank"}, icon=(100, 100, 114, 112),
+                icon_share=1.0, label=(92, 116, 138, 125), label_text="Kilo Bank")  # fmt: skip
+    atm = _obj("n", 2, "", {"amenity": "atm", "operator": "Kilo Bank"},
+               icon=(117, 100, 131, 112), icon_share=1.0)  # fmt: skip
+    counts = tally(drawn_features([bank, atm], 19))
+    assert counts["bank"].shown == 1 and counts["atm"].shown == 1
+    assert counts["bank"].names == [] and counts["bank"].optional_names == ["Kilo Bank"]
+    assert counts["atm"].names == [] and counts["atm"].optional_names == ["Kilo Bank"]
+
+
+def test_a_label_clear_of_other_icons_or_beside_a_labelled_one_stays_required():
+    cafe = _obj("n", 1, "Corner Cafe", {"amenity": "cafe"}, icon=(100, 100, 114, 112),
+                icon_share=1.0, label=(80, 116, 134, 125), label_text="Corner Cafe")  # fmt: skip
+    far = _obj("n", 2, "", {"amenity": "restaurant"}, icon=(200, 114, 214, 126), icon_share=1.0)
+    named = _obj("n", 3, "Rosa", {"amenity": "restaurant"}, icon=(138, 114, 152, 126),
+                 icon_share=1.0, label=(125, 130, 165, 139), label_text="Rosa")  # fmt: skip
+    counts = tally(drawn_features([cafe, far, named], 19))
+    assert counts["coffee_shop"].names == ["Corner Cafe"]
+    assert counts["restaurant"].names == ["", "Rosa"]
+    assert counts["restaurant"].optional_names == []
+
+
+def _views_like_the_review(n: int):
+    """Tallies of ``n`` views as the outside review saw them: the view's own type shown once
+    (the anchor), other types shown 0, 2-3 or 4+ times; every other view's anchor without a
+    written name, while another type there has names."""
+    from cartoqa.tasks.poi import Tally
+
+    out = []
+    for i in range(n):
+        counts = {k: Tally() for k in FEATURE_TYPES}
+        counts["bank"] = Tally(shown=1, names=[""] if i % 2 else ["Nordea"])
+        counts["bus_stop"] = Tally(shown=2 + i % 2, names=["Stop A", "Stop B"][: 1 + i % 2])
+        counts["restaurant"] = Tally(shown=4 + i % 3, names=["Rosa", "Wok Up", "", ""])
+        out.append(counts)
+    return out
+
+
+def test_count_questions_spread_over_the_strata_and_unnamed_name_questions_are_capped():
+    """Issue 26, finding 4: 18 of 24 counts were 1, 8 of 24 name questions unnamed."""
+    import random
+    from collections import Counter
+    from types import SimpleNamespace
+
+    from cartoqa.tasks.poi import (
+        COUNT_STRATA,
+        MAX_UNNAMED_NAMES_SHARE,
+        _count_type,
+        _names_type,
+        _State,
+        _stratum,
+    )
+
+    sampler = SimpleNamespace(rng=random.Random(7))  # the sampler's seeded generator
+    st = _State(labels=None, zoom=19, by_type={})  # type: ignore[arg-type]
+    asked, unnamed = Counter(), 0
+    for counts in _views_like_the_review(24):
+        key, stratum = _count_type(sampler, st, counts, "bank")
+        st.strata[stratum] += 1
+        asked[_stratum(counts[key].shown)] += 1
+        shown = [k for k, t in counts.items() if t.shown]
+        names = _names_type(sampler, st, counts, shown, "bank")
+        unnamed += not any(counts[names].names)
+    assert set(asked) == set(range(len(COUNT_STRATA))) and max(asked.values()) == 6, asked
+    assert unnamed <= MAX_UNNAMED_NAMES_SHARE * 24 and st.names_asked == 24
