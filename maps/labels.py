@@ -21,8 +21,9 @@ label.  The method (``../shared/spec/label-visibility.md``):
    pixels inside it, and join the glyphs of a feature that lie next to each
    other into label instances.
 4. A feature's label is *whole* when it has at least as many glyphs as the
-   name has letters, all inside the metatile's own area (the part the tiles
-   show); it counts for a view when it is also wholly inside the view and
+   style's font draws for its name (letters less ligatures: "ff", "fi", "fl"
+   are one glyph each, ``maps.glyphs``), all inside the metatile's own area
+   (the part the tiles show); it counts for a view when it is also wholly inside the view and
    clear of the markers drawn on top (``RoadLabels.ways``).  A feature with
    glyphs in the view but no such label is *partial*.
 
@@ -49,6 +50,7 @@ import numpy as np
 from cartoqa.errors import CartoqaError
 
 from .database import lost_database, query_rows
+from .glyphs import glyph_count, text_face
 from .projection import TILE_PX, metres_per_pixel, pixel_box, tile_bounds_m
 from .roads import normalise_road
 from .style import style_xml
@@ -199,6 +201,9 @@ class RoadLabels:
         #: features labelled at a point (areas): one detector box per label, not per glyph
         self._areas = frozenset(int(r[0]) for r in rows if r[2])
         self._xml_plain = style_xml(engine.style, engine.database.connection)
+        #: the face road names are written in, and where its file is
+        self._face = text_face(self._xml_plain, "roads-text-name")
+        self._fonts = engine.style.folder / "fonts"
         self._maps: dict[str, Any] = {}
         self._cache: dict[tuple[int, int, int], list[_Glyph]] = {}
         self._lock = threading.Lock()
@@ -337,7 +342,7 @@ class RoadLabels:
         visible: dict[int, list[Box]] = {}
         seen: set[int] = set()
         for osm_id, glyphs in shown.items():
-            letters = len(re.sub(r"\s", "", self._name[osm_id]))
+            letters = glyph_count(self._name[osm_id], self._face, self._fonts)
             for group in _neighbours(glyphs):
                 label = [g.box for g in group]
                 if osm_id in self._areas:
