@@ -19,6 +19,12 @@ city cut out along a polygon).  The grid says where the data is drawn:
 Water drawn from the coastline counts only where nodes or ways are: the sea
 off a coastal extract without a header box is not covered.
 
+The grid also keeps the convex hull of the data's nodes (``CoverageGrid.hull``):
+the data's outer edge, where an extract cut along a polygon ends even though
+its header box goes on (issue 26: a Heidelberg view 48 % past the cut was
+counted as covered by its box).  ``hull_share`` is the share of a box inside
+that hull (and inside a given box, such as the header's).
+
 ``CoverageGrid.share(bounds)`` is the covered share of a (south, west, north,
 east) box, weighted by area (a cell the box cuts counts for the part inside),
 from a summed-area table: a few microseconds a query.  ``box_share`` is the
@@ -41,6 +47,7 @@ __all__ = [
     "CoverageGrid",
     "box_share",
     "coverage_of",
+    "hull_share",
 ]
 
 #: a cell's side on the ground, in metres, at the data's median latitude
@@ -87,13 +94,24 @@ def box_share(
 class CoverageGrid:
     """Covered cells of an extract in Web Mercator, with a summed-area table for box queries."""
 
-    def __init__(self, covered: np.ndarray, *, x0: float, y0: float, cell: float) -> None:
+    def __init__(
+        self,
+        covered: np.ndarray,
+        *,
+        x0: float,
+        y0: float,
+        cell: float,
+        hull: np.ndarray | None = None,
+    ) -> None:
         self.covered = np.asarray(covered, dtype=bool)
         """Row j, column i: the cell whose south-west corner is (x0 + i·cell, y0 + j·cell)."""
         self.x0 = float(x0)
         self.y0 = float(y0)
         self.cell = float(cell)
         """A cell's side in Web Mercator metres (``CELL_M`` / cos(latitude))."""
+        self.hull = None if hull is None else np.asarray(hull, dtype=float).reshape(-1, 2)
+        """The convex hull of the data's nodes, (x, y) Web Mercator metres in order; None when
+        unknown (a grid made before hulls were kept, or by hand)."""
         ny, nx = self.covered.shape
         sums = np.zeros((ny + 1, nx + 1), dtype=np.int64)
         sums[1:, 1:] = self.covered.cumsum(0).cumsum(1)
@@ -127,15 +145,26 @@ class CoverageGrid:
         inside = f(gx1, gy1) - f(gx0, gy1) - f(gx1, gy0) + f(gx0, gy0)
         return min(1.0, max(0.0, inside / ((gx1 - gx0) * (gy1 - gy0))))
 
+    def hull_share(
+        self,
+        bounds: tuple[float, float, float, float],
+        box: tuple[float, float, float, float] | None = None,
+    ) -> float:
+        """The share (0 to 1) of a (south, west, north, east) box inside the data's convex hull
+        (and inside ``box`` when given), by area on the map (``hull_share``)."""
+        return hull_share(bounds, self.hull, box)
+
     def save(self, path: Path) -> None:
         """Write the grid (bits packed) atomically."""
         tmp = path.with_name(path.name + ".tmp.npz")
-        np.savez_compressed(
-            tmp,
-            covered=np.packbits(self.covered, axis=None),
-            shape=np.array(self.covered.shape),
-            frame=np.array([self.x0, self.y0, self.cell]),
-        )
+        arrays: dict[str, np.ndarray] = {
+            "covered": np.packbits(self.covered, axis=None),
+            "shape": np.array(self.covered.shape),
+            "frame": np.array([self.x0, self.y0, self.cell]),
+        }
+        if self.hull is not None:
+            arrays["hull"] = self.hull
+        np.savez_compressed(tmp, **arrays)  # type: ignore[arg-type]
         os.replace(tmp, path)
 
     @classmethod
@@ -144,7 +173,30 @@ class CoverageGrid:
             ny, nx = (int(v) for v in z["shape"])
             bits = np.unpackbits(z["covered"], count=ny * nx).astype(bool).reshape(ny, nx)
             x0, y0, cell = (float(v) for v in z["frame"])
-        return cls(bits, x0=x0, y0=y0, cell=cell)
+            hull = np.array(z["hull"]) if "hull" in z.files else None
+        return cls(bits, x0=x0, y0=y0, cell=cell, hull=hull)
+
+
+def hull_share(
+    bounds: tuple[float, float, float, float],
+    hull: np.ndarray | None,
+    box: tuple[float, float, float, float] | None = None,
+) -> float:
+    """The share (0 to 1) of a (south, west, north, east) box inside ``hull`` (corners in Web
+    Mercator metres, as ``CoverageGrid.hull``) and inside ``box`` when given, by area on the
+    map; a hull of None leaves only the box (1.0 when there is no box either)."""
+    from shapely.geometry import Polygon
+    from shapely.geometry import box as rect
+
+    x0, y0, x1, y1 = _mercator_box(bounds)
+    view = rect(x0, y0, x1, y1)
+    inside = view
+    if hull is not None:
+        corners = np.asarray(hull, dtype=float).reshape(-1, 2)
+        inside = inside.intersection(Polygon(corners) if len(corners) >= 3 else Polygon())
+    if box is not None:
+        inside = inside.intersection(rect(*_mercator_box(box)))
+    return min(1.0, max(0.0, inside.area / view.area))
 
 
 def _disk(r: int) -> np.ndarray:
@@ -223,4 +275,15 @@ def coverage_of(
         if closing_cells > 0
         else occupied
     )
-    return CoverageGrid(covered | occupied, x0=x0, y0=y0, cell=cell)
+    return CoverageGrid(covered | occupied, x0=x0, y0=y0, cell=cell, hull=_hull(nx_, ny_))
+
+
+def _hull(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """The convex hull of points, its corners in order (a degenerate hull: the points)."""
+    from shapely.geometry import MultiPoint
+
+    pts = np.unique(np.column_stack([x, y]), axis=0)
+    shape = MultiPoint([tuple(p) for p in pts]).convex_hull
+    if shape.geom_type != "Polygon":
+        return np.asarray(shape.coords if hasattr(shape, "coords") else [], dtype=float)
+    return np.asarray(shape.exterior.coords, dtype=float)[:-1]

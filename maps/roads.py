@@ -10,6 +10,13 @@ Ways are kept the way osmnx's "drive" network keeps them (no footways,
 cycleways, service roads, private or motor-vehicle-free roads),
 from the same (cleaned) file the map is rendered from, so roads and map
 agree.  The graph is cached per extract hash.
+
+Where the data ends (issue 26): the graph keeps the convex hull of the
+extract's nodes (``RoadGraph.data_share``: the share of a view inside it and
+inside the header box), and marks with ``clip_end`` the dead ends that the
+extract's cut made rather than the street: a way trimmed at a missing node
+(a box-clipped file), or a dead end within ``CLIP_EDGE_M`` of the data's
+edge (a polygon cut that kept whole ways).  Such a node is never a marker.
 """
 
 from __future__ import annotations
@@ -27,11 +34,20 @@ from cartoqa.settings import cache_dir
 
 from .extracts import Extract, load_extract
 
-__all__ = ["DRIVABLE", "RoadGraph", "RoadGraphError", "load_road_graph", "normalise_road"]
+__all__ = [
+    "CLIP_EDGE_M",
+    "DRIVABLE",
+    "RoadGraph",
+    "RoadGraphError",
+    "load_road_graph",
+    "normalise_road",
+]
 
 log = logging.getLogger(__name__)
 
-_VERSION = 3  # 3: built from the repaired copy of extracts osm2pgsql refuses (renumbered ids)
+_VERSION = 4  # 4: the data's hull and the clip's dead ends (clip_end) kept with the graph
+#: a dead end this close to the data's edge (metres) is taken as one the extract's cut made
+CLIP_EDGE_M = 30.0
 #: highway values of drivable roads: osmnx's "drive" network, as an allowlist, so that odd
 #: tags (highway=trail in the Helsinki extract) stay out; service roads stay out as in osmnx
 DRIVABLE = frozenset(
@@ -118,6 +134,27 @@ class RoadGraph:
     """The osmnx MultiDiGraph (x = lon, y = lat on nodes; road, length, geometry on edges)."""
     extract_sha256: str
 
+    @property
+    def data_hull(self) -> Any:
+        """The convex hull of the extract's nodes (Web Mercator metres; ``maps.coverage``), or
+        None for a graph made without one (by hand)."""
+        return self.graph.graph.get("data_hull")
+
+    def data_share(
+        self,
+        bounds: tuple[float, float, float, float],
+        box: tuple[float, float, float, float] | None = None,
+    ) -> float:
+        """The share of a (south, west, north, east) view inside the data's hull (and inside
+        ``box``, such as the extract's header box): 1 - the part past the data's edge."""
+        from .coverage import hull_share
+
+        return hull_share(bounds, self.data_hull, box)
+
+    def clip_end(self, node: int) -> bool:
+        """Whether ``node`` is a dead end the extract's cut made (never a marker)."""
+        return bool(self.graph.nodes[node].get("clip_end", False))
+
     def node_latlon(self, node: int) -> tuple[float, float]:
         d = self.graph.nodes[node]
         return float(d["y"]), float(d["x"])
@@ -162,9 +199,74 @@ def load_road_graph(
     for _, _, d in graph.edges(data=True):
         d["road"] = normalise_road(d.get("name"))
         d["unnamed"] = d["road"] is None
+    hull = ex.coverage().hull
+    if hull is None:  # a grid cached before hulls were kept
+        from .coverage import coverage_of
+
+        hull = coverage_of(ex.path).hull
+    graph.graph["data_hull"] = hull
+    _mark_clip_ends(graph, hull, _trimmed_ends(ex))
     tmp = cached.with_suffix(".tmp")
     with tmp.open("wb") as f:
         pickle.dump(graph, f, protocol=pickle.HIGHEST_PROTOCOL)
     tmp.replace(cached)
     log.info("%s: road graph with %d nodes, %d edges", ex.name, len(graph), graph.number_of_edges())
     return RoadGraph(graph, ex.sha256)
+
+
+def _trimmed_ends(ex: Extract) -> set[int]:
+    """Nodes where cleaning cut a drivable way at a missing node (read from the file as
+    given; none when its ids were renumbered, where the hull's edge alone decides)."""
+    if not ex.report.ways_with_missing_nodes or ex.report.negative_ids:
+        return set()
+    import osmium
+
+    from .extracts import _longest_run
+
+    present: set[int] = set()
+    obj: Any
+    for obj in osmium.FileProcessor(str(ex.source), osmium.osm.NODE):
+        present.add(obj.id)
+    ends: set[int] = set()
+    for obj in osmium.FileProcessor(str(ex.source), osmium.osm.WAY):
+        if not _drivable(obj.tags):
+            continue
+        refs = [n.ref for n in obj.nodes]
+        if all(r in present for r in refs):
+            continue
+        run = _longest_run(refs, present)
+        if len(run) < 2:
+            continue
+        for i in range(len(refs) - len(run) + 1):
+            if refs[i : i + len(run)] == run:
+                if i > 0:
+                    ends.add(run[0])
+                if i + len(run) < len(refs):
+                    ends.add(run[-1])
+                break
+    return ends
+
+
+def _mark_clip_ends(graph: Any, hull: Any, trimmed: set[int]) -> None:
+    """Set ``clip_end`` on the dead ends the cut made: trimmed ways' cut ends, and dead ends
+    within ``CLIP_EDGE_M`` of the hull's edge."""
+    import math
+
+    from shapely.geometry import Point, Polygon
+
+    from .coverage import _mercator
+
+    edge = None
+    if hull is not None and len(hull) >= 3:
+        edge = Polygon(hull).exterior
+    for node, d in graph.nodes(data=True):
+        arms = (set(graph.successors(node)) | set(graph.predecessors(node))) - {node}
+        if len(arms) != 1:
+            continue
+        cut = node in trimmed
+        if not cut and edge is not None:
+            x, y = _mercator(d["y"], d["x"])
+            scale = math.cos(math.radians(d["y"]))  # Web Mercator metres -> ground metres
+            cut = edge.distance(Point(float(x), float(y))) * scale <= CLIP_EDGE_M
+        if cut:
+            d["clip_end"] = True

@@ -11,6 +11,20 @@ clockwise from the old heading to the new one, is "continue straight" under
 road geometry next to the junction (the first or last ``NEAR_M`` metres of
 the edge), not from the straight line between graph nodes, which can point
 anywhere on a curved street.
+
+A road whose name changes inside a bend (a node with only the two roads, no
+junction) is measured over the bend instead: where the heading ``CURVE_M``
+metres before the node and ``CURVE_M`` metres after it differ by
+``CURVE_TURN_DEG`` or more, the edges' headings at that node are taken that
+far out, so the step there is the turn a driver makes through the bend, not
+"continue straight" (issue 26, Portland srn-0009).  The road network that
+connectivity scoring uses carries the same headings, so the truth and the
+check agree.
+
+``near_tie`` finds a route that a careful reader could give as well: one
+whose roads differ from the shortest route's and whose length is within
+``NEAR_TIE_SHARE`` of it (issue 26: Portland had a route 1.5 % longer with
+the same pixel length on the map).
 """
 
 from __future__ import annotations
@@ -27,12 +41,17 @@ from cartoqa.records import RoadEdge, RoadNetwork
 
 __all__ = [
     "ACTIONS",
+    "CURVE_M",
+    "CURVE_TURN_DEG",
     "NEAR_M",
+    "NEAR_TIE_SHARE",
     "Leg",
     "Route",
     "RouteError",
     "edge_coords",
+    "edge_headings",
     "end_bearings",
+    "near_tie",
     "road_network",
     "route_from_nodes",
     "shortest_route",
@@ -42,6 +61,15 @@ STRAIGHT = TURN_ACTIONS[0]
 ACTIONS = TURN_ACTIONS
 #: how far along the road (metres) a heading is measured from a junction
 NEAR_M = 15.0
+#: how far either side of a name change the bend it lies in is measured (metres)
+CURVE_M = 40.0
+#: a bend of at least this many degrees around a name change makes the step there a turn
+CURVE_TURN_DEG = 60.0
+#: another route with other roads this close to the shortest (a share of its length) is a
+#: near-tie: the question is rejected
+NEAR_TIE_SHARE = 0.03
+#: the most alternative routes examined for a near-tie (more within the share: a tie too)
+NEAR_TIE_PATHS = 60
 
 
 class RouteError(CartoqaError):
@@ -95,6 +123,65 @@ def end_bearings(pts: Sequence[tuple[float, float]], near_m: float = NEAR_M) -> 
     tail = _point_along(list(reversed(pts)), d) if d > 0 else pts[0]
     start = float(initial_bearing_deg(pts[0][0], pts[0][1], head[0], head[1]))
     end = float(initial_bearing_deg(tail[0], tail[1], pts[-1][0], pts[-1][1]))
+    return start, end
+
+
+def _length_m(pts: Sequence[tuple[float, float]]) -> float:
+    return sum(
+        float(distance_km(a[0], a[1], b[0], b[1])) * 1000 for a, b in itertools.pairwise(pts)
+    )
+
+
+def _far_bearing(pts: Sequence[tuple[float, float]], far_m: float) -> float:
+    """The heading leaving ``pts[0]`` measured ``far_m`` metres out: over the stretch from
+    ``far_m - NEAR_M`` to ``far_m`` along the line (its last ``NEAR_M`` where it is shorter)."""
+    length = _length_m(pts)
+    end = min(far_m, length)
+    start = max(0.0, end - NEAR_M)
+    a, b = _point_along(pts, start), _point_along(pts, end)
+    if a == b:
+        return end_bearings(pts)[0]
+    return float(initial_bearing_deg(a[0], a[1], b[0], b[1]))
+
+
+def _bend_at(graph: Any, node: int) -> dict[int, tuple[float, float]] | None:
+    """At a node where one road's name changes into another's inside a bend of
+    ``CURVE_TURN_DEG`` or more, and nothing else meets: for each of its two neighbours, the
+    heading (arriving from it, leaving towards it) measured ``CURVE_M`` out; else None."""
+    arms = (set(graph.successors(node)) | set(graph.predecessors(node))) - {node}
+    if len(arms) != 2:
+        return None
+    names = {d.get("road") for *_, d in graph.out_edges(node, data=True)}
+    names |= {d.get("road") for *_, d in graph.in_edges(node, data=True)}
+    if len(names) != 2 or None in names:
+        return None
+    away: dict[int, float] = {}  # arm -> heading leaving the node towards it, far out
+    for arm in arms:
+        if graph.has_edge(node, arm):
+            k = _best_edge(graph, node, arm)
+            pts = edge_coords(graph, node, arm, k)
+        else:
+            k = _best_edge(graph, arm, node)
+            pts = list(reversed(edge_coords(graph, arm, node, k)))
+        away[arm] = _far_bearing(pts, CURVE_M)
+    a, b = sorted(arms)
+    # arriving from a means heading opposite to "away towards a"
+    bend = (away[b] - (away[a] + 180.0)) % 360.0
+    if min(bend, 360.0 - bend) < CURVE_TURN_DEG:
+        return None
+    return {arm: ((away[arm] + 180.0) % 360.0, away[arm]) for arm in arms}
+
+
+def edge_headings(graph: Any, u: int, v: int, k: int) -> tuple[float, float]:
+    """(heading leaving ``u``, heading arriving at ``v``) along edge (u, v, k): next to the
+    nodes (``end_bearings``), or measured over the bend at a node where a name changes
+    inside one (see the module's docstring)."""
+    start, end = end_bearings(edge_coords(graph, u, v, k))
+    bend_u, bend_v = _bend_at(graph, u), _bend_at(graph, v)
+    if bend_u is not None:
+        start = bend_u[v][1]
+    if bend_v is not None:
+        end = bend_v[u][0]
     return start, end
 
 
@@ -195,10 +282,8 @@ def route_from_nodes(graph: Any, nodes: Sequence[int], *, require_names: bool = 
 
 
 def _leg(graph: Any, road: str | None, edges: list[tuple[int, int, int]]) -> Leg:
-    first = edge_coords(graph, *edges[0])
-    last = edge_coords(graph, *edges[-1])
-    heading_in, _ = end_bearings(first)
-    _, heading_out = end_bearings(last)
+    heading_in, _ = edge_headings(graph, *edges[0])
+    _, heading_out = edge_headings(graph, *edges[-1])
     length = sum(float(graph.edges[e].get("length", 0.0)) for e in edges)
     return Leg(road, tuple(edges), length, heading_in, heading_out)
 
@@ -244,6 +329,48 @@ def shortest_route(graph: Any, origin: int, destination: int, **kw: Any) -> Rout
     return route_from_nodes(graph, nodes, **kw)
 
 
+def near_tie(
+    graph: Any, route: Route, *, share: float = NEAR_TIE_SHARE, paths: int = NEAR_TIE_PATHS
+) -> Route | None:
+    """Another drivable route from the route's first node to its last whose sequence of road
+    names differs from ``route``'s and whose length is within ``share`` of it (the first such,
+    by length); None when there is none.  Where more than ``paths`` routes lie within the
+    share with the same roads, the last one examined is returned: too many to be sure.
+
+    Only nodes that a route within the share can reach are searched (the sum of their straight
+    distances to both ends is at most that length), as k-shortest simple paths (Yen's
+    algorithm, ``networkx.shortest_simple_paths``) on the shortest of parallel edges."""
+    import networkx as nx
+    import numpy as np
+
+    limit = route.length_m * (1.0 + share)
+    origin, dest = route.nodes[0], route.nodes[-1]
+    ids = list(graph.nodes)
+    lat = np.array([graph.nodes[n]["y"] for n in ids], dtype=float)
+    lon = np.array([graph.nodes[n]["x"] for n in ids], dtype=float)
+    (la, oa), (lb, ob) = ((graph.nodes[n]["y"], graph.nodes[n]["x"]) for n in (origin, dest))
+    reach_m = (distance_km(la, oa, lat, lon) + distance_km(lb, ob, lat, lon)) * 1000
+    near = [ids[i] for i in np.flatnonzero(reach_m <= limit + 1.0)]
+    simple = nx.DiGraph()
+    simple.add_nodes_from(near)
+    for u, v, d in graph.subgraph(near).edges(data=True):
+        w = float(d.get("length", 0.0))
+        if u != v and (not simple.has_edge(u, v) or w < simple[u][v]["length"]):
+            simple.add_edge(u, v, length=w)
+    roads = [leg.road for leg in route.legs]
+    alt: Route | None = None
+    try:
+        for i, nodes in enumerate(nx.shortest_simple_paths(simple, origin, dest, weight="length")):
+            alt = route_from_nodes(graph, nodes, require_names=False)
+            if alt.length_m > limit:
+                return None
+            if [leg.road for leg in alt.legs] != roads or i >= paths:
+                return alt
+    except (nx.NetworkXNoPath, nx.NodeNotFound):
+        return None
+    return None
+
+
 def road_network(
     graph: Any,
     origin: int,
@@ -266,7 +393,7 @@ def road_network(
         name = d.get("road")
         if name is None or not (inside(u) or inside(v)):
             continue
-        start, end = end_bearings(edge_coords(graph, u, v, k))
+        start, end = edge_headings(graph, u, v, k)
         edge = RoadEdge(
             u=u,
             v=v,

@@ -45,8 +45,25 @@ person agrees with):
   dataset, unless ``repeat_places`` is set (``duplicate``).
 - *Views inside the data*: a view with more than ``MAX_BLANK_SHARE`` of its
   area outside the extract's data (its header box where the file has one,
-  else the data's own coverage) is rejected (``view_not_covered``); markers
-  and paths keep ``MARGIN_PX`` from the image's edges.
+  else the data's own coverage; and in any case past the convex hull of its
+  nodes, ``RoadGraph.data_share``) is rejected (``view_not_covered``);
+  markers and paths keep ``MARGIN_PX`` from the image's edges; a dead end the
+  extract's cut made (``RoadGraph.clip_end``) is never a marker.
+
+And those of issue 26 (an outside audit's debatable truths):
+
+- *No near-tie* (SRN): another route on other roads within 3 % of the
+  shortest's length (``maps.routes.near_tie``) makes ``near_tie``.
+- *A name that changes in a bend* is a turn (``maps.routes``' headings).
+- *A name that changes next to the junction* (MML): a road that goes on
+  under another name within ``RENAME_M`` metres, that name's label nearer the
+  marker than the road's own: ``name_changes_near_junction``.
+- *What the drawing shows* (SRN, ``maps.drawn_roads``): a way drawn under
+  another's band for ``HIDDEN_PX`` (``way_hidden``), or one-way arrows against
+  the route on a shared band for ``ARROWS_PX`` (``arrows_oppose_route``).
+- *Spread*: a pair of markers asked either way round is one pair; each
+  task's first marker comes from a ``SPREAD_CELL_M`` cell weighted against
+  the cells already used.
 """
 
 from __future__ import annotations
@@ -79,10 +96,18 @@ from cartoqa.records import (
     number_text,
 )
 from maps import HEIGHT_PX, WIDTH_PX, Marker, View
+from maps.drawn_roads import ARROWS_PX, HIDDEN_PX, DrawnRoads
 from maps.labels import MARKER_BOX, RoadLabels
 from maps.projection import metres_per_pixel, world_pixel
 from maps.roads import RoadGraph
-from maps.routes import RouteError, edge_coords, road_network, shortest_route
+from maps.routes import (
+    RouteError,
+    edge_coords,
+    end_bearings,
+    near_tie,
+    road_network,
+    shortest_route,
+)
 
 from ._views import fit_center, view_bounds, view_pixels
 from .templates import PromptSet, default_prompts
@@ -109,12 +134,19 @@ MIN_LEG_PX = 40.0
 MAX_BLANK_SHARE = 0.10
 #: two MML junctions with the same pair of names closer than this are one place
 SAME_JUNCTION_M = 60.0
+#: an MML road that takes another name this close to its junction (metres along it), where
+#: that name's label is nearer the marker than the road's own, makes no fair question
+RENAME_M = 20.0
 #: an SRN turn whose change of heading lies this close to one of the action thresholds
 #: (40, 140, 220, 320 degrees) could be read either way by a careful person: rejected
 AMBIGUOUS_TURN_DEG = 10.0
 _TURN_THRESHOLDS_DEG = (40.0, 140.0, 220.0, 320.0)
 #: the tolerance, in pixels at the map's zoom, of the simplification that counts RLE turns
 RDP_PX = 8
+#: the side (metres on the ground) of the cells over which each task's markers are spread: a
+#: candidate's first marker is drawn from a cell chosen with weight 1 / (1 + uses)², not from
+#: the extract's nodes alike (a street with many nodes drew most samples: issue 26, Skøyen)
+SPREAD_CELL_M = 250.0
 
 # the questions' wording: cartoqa/tasks/prompts/map.toml (map.srn, map.rle, map.mml)
 
@@ -182,9 +214,30 @@ class NavigationSampler:
         named = [
             n for n in self.nodes if any(d["road"] for *_, d in self.g.out_edges(n, data=True))
         ]
-        self.named_starts = named
+        #: nodes a marker may stand on: not a dead end the extract's cut made (issue 26)
+        self.starts = [n for n in self.nodes if not roads.clip_end(n)]
+        self._start_ok = np.array([not roads.clip_end(n) for n in self.nodes], dtype=bool)
+        self.named = bool(named)
+        self.named_starts = [n for n in named if not roads.clip_end(n)]
+        #: (task, node, node) of the pairs asked, the lower node first: a pair asked both ways
+        #: is one place (issue 26)
         self.used: set[tuple[str, int, int]] = set()
         self.mml_nodes = [n for n in self.nodes if self._two_road_junction(n)]
+        x19, y19 = self._px(19)
+        side = SPREAD_CELL_M / (
+            metres_per_pixel(19) * math.cos(math.radians(float(np.median(self.lat))))
+        )
+        self._cell = {
+            n: (int(x // side), int(y // side))
+            for n, x, y in zip(self.nodes, x19, y19, strict=True)
+        }
+        self._drawn_roads: DrawnRoads | None = None
+        self._shown: Any = None  # the labels the last view showed (``RoadLabels.ways``)
+        self._groups: dict[int, tuple[list[int], dict[tuple[int, int], list[int]]]] = {}
+        #: task -> cell -> samples made with their first marker in it
+        self.cell_uses: dict[str, dict[tuple[int, int], int]] = defaultdict(
+            lambda: defaultdict(int)
+        )
         s, w, n, e = extract_bounds
         x0, y0 = world_pixel(n, w, 19)
         x1, y1 = world_pixel(s, e, 19)
@@ -209,12 +262,39 @@ class NavigationSampler:
         arms = set(g.successors(node)) | set(g.predecessors(node))
         return len(arms) >= 3 and len({d["road"] for *_, d in edges}) == 2
 
+    def _choose(self, task: str, candidates: list[int]) -> int:
+        """A node of ``candidates`` for the task's first marker: a cell of ``SPREAD_CELL_M``
+        chosen with weight 1 / (1 + samples already there)², then a node in it."""
+        key = id(candidates)
+        if key not in self._groups:
+            groups: dict[tuple[int, int], list[int]] = defaultdict(list)
+            for n in candidates:
+                groups[self._cell[n]].append(n)
+            self._groups[key] = (candidates, dict(groups))
+        by_cell = self._groups[key][1]
+        cells = sorted(by_cell)
+        uses = self.cell_uses[task]
+        weights = [1.0 / (1 + uses.get(c, 0)) ** 2 for c in cells]
+        if not cells:  # every node is a dead end the extract's cut made
+            raise Reject("only_clipped_dead_ends")
+        cell = self.rng.choices(cells, weights=weights)[0]
+        return self.rng.choice(by_cell[cell])
+
+    def _placed(self, task: str, node: int) -> None:
+        """Count a sample made with its first marker on ``node``."""
+        self.cell_uses[task][self._cell[node]] += 1
+
+    def _pair(self, task: str, a: int, b: int) -> tuple[str, int, int]:
+        """The key of a marker pair, whichever way it is asked."""
+        return (task, min(a, b), max(a, b))
+
     def _partner(self, origin: int, zoom: int, lo_px: float, hi_px: float) -> int:
-        """A random node between lo_px and hi_px from ``origin`` at ``zoom``."""
+        """A random node between lo_px and hi_px from ``origin`` at ``zoom`` (not a dead end
+        the extract's cut made)."""
         i = self.nodes.index(origin)
         x, y = self._px(zoom)
         d = np.hypot(x - x[i], y - y[i])
-        ok = np.flatnonzero((d >= lo_px) & (d <= hi_px))
+        ok = np.flatnonzero((d >= lo_px) & (d <= hi_px) & self._start_ok)
         if ok.size == 0:
             raise Reject("no_partner_in_range")
         return self.nodes[int(self.rng.choice(ok))]
@@ -242,15 +322,24 @@ class NavigationSampler:
         if center is None:
             raise Reject("does_not_fit_the_view")
         self._last_blank = 0.0
+        bounds = view_bounds(center, zoom)
+        # past the data's edge counts as blank whatever the header box says (issue 26)
+        blank = 1.0 - self.roads.data_share(bounds, self.bounds)
         if self.covered_share is not None:
-            blank = 1.0 - self.covered_share(view_bounds(center, zoom))
-            if blank > MAX_BLANK_SHARE:
-                raise Reject("view_not_covered")
-            self._last_blank = round(max(0.0, blank), 3)
+            blank = max(blank, 1.0 - self.covered_share(bounds))
+        if blank > MAX_BLANK_SHARE:
+            raise Reject("view_not_covered")
+        self._last_blank = round(max(0.0, blank), 3)
         self._count[task] += 1
         return View.make(
             center, zoom, markers=markers, paths=list(paths), id=f"{task}-{self._count[task]:04d}"
         )
+
+    def _drawn(self) -> DrawnRoads:
+        """The road graph as the map draws it (made on first use)."""
+        if self._drawn_roads is None:
+            self._drawn_roads = DrawnRoads(self.g)
+        return self._drawn_roads
 
     def _view_meta(self, view: View) -> dict[str, Any]:
         """What an audit needs to redraw the view: its centre, markers and blank share."""
@@ -273,6 +362,7 @@ class NavigationSampler:
         points in ``near`` (its leg, or the junction) is kept as the evidence."""
         markers_px = view_pixels(view.center, view.zoom, [(m.lat, m.lon) for m in view.markers])
         shown = self.labels.ways(view, markers_px)
+        self._shown = shown
         found: dict[str, LabelBox] = {}
         for road, ways in sorted(ways_of.items()):
             points = near.get(road) or markers_px
@@ -306,12 +396,12 @@ class NavigationSampler:
     # ------------------------------------------------------------ SRN
 
     def attempt_srn(self) -> Plan:
-        if not self.named_starts:  # every step of an SRN answer names a road
+        if not self.named:  # every step of an SRN answer names a road
             raise Reject("no_named_roads")
         zoom = self._zoom((17, 18, 19))
-        origin = self.rng.choice(self.named_starts)
+        origin = self._choose("srn", self.named_starts)
         dest = self._partner(origin, zoom, 250, 700)
-        if ("srn", origin, dest) in self.used and not self.repeat_places:
+        if self._pair("srn", origin, dest) in self.used and not self.repeat_places:
             raise Reject("duplicate")
         try:
             route = shortest_route(self.g, origin, dest)
@@ -321,6 +411,13 @@ class NavigationSampler:
             raise Reject("route_too_long")
         if ambiguous_turn(route):
             raise Reject("ambiguous_turn")
+        if near_tie(self.g, route) is not None:
+            raise Reject("near_tie")
+        drawn = self._drawn()
+        if drawn.hidden_px(route.edges, zoom) >= HIDDEN_PX:
+            raise Reject("way_hidden")
+        if drawn.opposed_px(route.edges, zoom) >= ARROWS_PX:
+            raise Reject("arrows_oppose_route")
         a, b = self._latlon(origin), self._latlon(dest)
         view = self._view(
             "srn", route.coords(self.g), zoom, [Marker(*a, "blue"), Marker(*b, "red")]
@@ -335,7 +432,8 @@ class NavigationSampler:
             near[seen.road] += seen.points_px
         labels = self._labels_drawn(view, ways, near)
         legs = [seen.model_copy(update={"label": labels.get(seen.road)}) for seen in legs]
-        self.used.add(("srn", origin, dest))
+        self.used.add(self._pair("srn", origin, dest))
+        self._placed("srn", origin)
         network = road_network(self.g, origin, dest, view_bounds(view.center, zoom))
         truth = RouteTruth(
             steps=list(route.steps), network=network, nodes=list(route.nodes), legs=legs
@@ -354,7 +452,7 @@ class NavigationSampler:
     def attempt_rle(self, difficulty: str) -> Plan:
         zoom = self._zoom((15, 16, 17, 18, 19))
         lo, hi = (100, 350) if difficulty == "simple" else (350, 900)
-        origin = self.rng.choice(self.nodes)
+        origin = self._choose("rle", self.starts)
         dest = self._partner(origin, zoom, lo, hi)
         try:
             route = shortest_route(self.g, origin, dest, require_names=False)
@@ -366,13 +464,14 @@ class NavigationSampler:
             raise Reject("not_simple")
         if difficulty == "complex" and (turns < 3 or px < 400):
             raise Reject("not_complex")
-        if ("rle", origin, dest) in self.used and not self.repeat_places:
+        if self._pair("rle", origin, dest) in self.used and not self.repeat_places:
             raise Reject("duplicate")
         a, b = coords[0], coords[-1]
         view = self._view(
             "rle", coords, zoom, [Marker(*a, "blue"), Marker(*b, "blue")], paths=[coords]
         )
-        self.used.add(("rle", origin, dest))
+        self.used.add(self._pair("rle", origin, dest))
+        self._placed("rle", origin)
         lats, lons = zip(*coords, strict=True)
         metres = path_length_m(lats, lons)
         feet = metres * FEET_PER_M
@@ -404,9 +503,9 @@ class NavigationSampler:
 
     def attempt_mml(self, colour: str) -> Plan:
         if not self.mml_nodes:
-            raise Reject("no_two_road_junction" if self.named_starts else "no_named_roads")
+            raise Reject("no_two_road_junction" if self.named else "no_named_roads")
         zoom = self._zoom((17, 18, 19))
-        node = self.rng.choice(self.mml_nodes)
+        node = self._choose("mml", self.mml_nodes)
         names = sorted(self.roads.roads_at(node))
         at = self._latlon(node)
         if not self.repeat_places and self._asked_here(tuple(names), at):
@@ -419,7 +518,9 @@ class NavigationSampler:
         ]:
             ways[d["road"]] |= self._edge_ways([(u, v, k)])
         labels = self._labels_drawn(view, ways, {})  # nearest the marker, on the junction
+        self._check_renamed_nearby(node, names, view, labels)
         self.junctions.append((tuple(names), *at))
+        self._placed("mml", node)
         truth = RoadPairTruth(
             road_1=names[0],
             road_2=names[1],
@@ -430,6 +531,65 @@ class NavigationSampler:
         return Plan(
             "mml", view, [Question("", self.prompts.text("map.mml", colour=colour), truth, meta)]
         )
+
+    def _renamed_nearby(self, node: int, names: list[str]) -> dict[str, set[str]]:
+        """For each road at the junction, the other names it takes within ``RENAME_M`` metres of
+        the junction along itself (its stretch goes on, within 45 degrees, under another name
+        that is not one of ``names``)."""
+        found: dict[str, set[str]] = defaultdict(set)
+        # (node reached, road followed, metres from the junction, heading arriving there)
+        todo = [(v, road, length, end) for v, road, length, _, end in self._stretches(node)]
+        seen: set[tuple[int, str | None]] = {(node, n) for n in names}
+        while todo:
+            at, road, dist, heading = todo.pop()
+            if road is None or dist > RENAME_M or (at, road) in seen:
+                continue
+            seen.add((at, road))
+            for v, other, length, start, end in self._stretches(at):
+                turn = (start - heading) % 360.0
+                if v == node or min(turn, 360.0 - turn) > 45.0:
+                    continue
+                if other == road:
+                    todo.append((v, road, dist + length, end))
+                elif other is not None and other not in names:
+                    found[road].add(other)
+        return found
+
+    def _stretches(self, node: int) -> list[tuple[int, str | None, float, float, float]]:
+        """The road stretches from ``node``, driven or not: (next node, road, metres, heading
+        leaving ``node``, heading arriving at the next node), one-way streets both ways."""
+        g = self.g
+        out = []
+        for u, v, k, d in g.out_edges(node, keys=True, data=True):
+            start, end = end_bearings(edge_coords(g, u, v, k))
+            out.append((v, d["road"], float(d.get("length", 0.0)), start, end))
+        for u, v, k, d in g.in_edges(node, keys=True, data=True):
+            if g.has_edge(v, u):
+                continue  # a two-way street: its other direction is above
+            start, end = end_bearings(edge_coords(g, u, v, k)[::-1])
+            out.append((u, d["road"], float(d.get("length", 0.0)), start, end))
+        return out
+
+    def _check_renamed_nearby(
+        self, node: int, names: list[str], view: View, labels: dict[str, LabelBox]
+    ) -> None:
+        """Reject the junction where a road at it takes another name within ``RENAME_M``
+        metres and that other name's label is nearer the marker than the road's own
+        (issue 26, Reno mml-0001: a reader names the nearer label)."""
+        renamed = self._renamed_nearby(node, names)
+        if not renamed:
+            return
+        (mx, my), *_ = view_pixels(view.center, view.zoom, [self._latlon(node)])
+
+        def distance(box: tuple[float, ...]) -> float:
+            return math.hypot((box[0] + box[2]) / 2 - mx, (box[1] + box[3]) / 2 - my)
+
+        shown = self._shown
+        for road, others in renamed.items():
+            own = distance(labels[road].box) if road in labels else math.inf
+            for w, boxes in shown.visible.items():
+                if shown.name_of.get(w) in others and any(distance(b) < own for b in boxes):
+                    raise Reject("name_changes_near_junction")
 
     def _asked_here(self, names: tuple[str, ...], at: tuple[float, float]) -> bool:
         """Whether an MML question was already asked of this pair of roads at (about) this

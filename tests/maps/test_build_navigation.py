@@ -157,3 +157,30 @@ def test_build_cli_takes_gps_tasks_alone(tmp_path):
         app, ["build", str(tmp_path / "y"), "--tasks", "bearing", "--per-task", "5"]
     )
     assert r.exit_code == 2 and "at least 10" in r.output
+
+
+@pytest.mark.parametrize("name", EXTRACTS)
+def test_srn_samples_pass_the_checks_of_issue_26(built, engine_for, cache, name):
+    """No SRN sample of a real build has a near-tie or a leg the drawing contradicts, none of
+    its markers stands on a dead end the extract's cut made, and no pair is asked twice."""
+    from maps.drawn_roads import ARROWS_PX, HIDDEN_PX, DrawnRoads
+    from maps.roads import load_road_graph
+    from maps.routes import near_tie, route_from_nodes
+
+    _, ds, _ = built[name]
+    roads = load_road_graph(engine_for(name).extract, cache=cache)
+    drawn = DrawnRoads(roads.graph)
+    pairs = set()
+    for s in ds:
+        if s.task != "srn":
+            continue
+        nodes = s.ground_truth.nodes
+        route = route_from_nodes(roads.graph, nodes)
+        assert list(route.steps) == list(s.ground_truth.steps)
+        assert near_tie(roads.graph, route) is None
+        assert drawn.hidden_px(route.edges, s.metadata.zoom) < HIDDEN_PX
+        assert drawn.opposed_px(route.edges, s.metadata.zoom) < ARROWS_PX
+        assert not roads.clip_end(nodes[0]) and not roads.clip_end(nodes[-1])
+        pair = frozenset((nodes[0], nodes[-1]))
+        assert pair not in pairs
+        pairs.add(pair)
