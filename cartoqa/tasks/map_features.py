@@ -138,6 +138,9 @@ _TYPES = (
         "point area",
         _POI,
         "amenity/restaurant.svg",
+        optional={"amenity": ("food_court",)},
+        note="amenity=food_court is drawn with the very restaurant icon, so a reader counts "
+        "it as a restaurant, but it is a hall of counters, not one: optional.",
     ),
     _t(
         "fast_food",
@@ -205,10 +208,12 @@ _TYPES = (
     _t(
         "clothes_shop",
         "clothes shop",
-        {"shop": ("clothes",)},
+        {"shop": ("clothes", "fashion")},
         "point area",
         _POI,
         "shop/clothes.svg",
+        note="shop=fashion is OSM's older tag for a clothes shop and the style draws it with "
+        "the same clothes icon: both count.",
     ),
     _t(
         "beauty_shop",

@@ -148,3 +148,34 @@ def test_a_type_counted_by_its_fill_names_the_fill_the_style_paints():
 
 def test_the_clinic_questions_name_doctors_practices_too():
     assert "doctors' practice" in FEATURE_TYPES["clinic"].asked
+
+
+def _icon_tags() -> dict[str, set[tuple[str, str]]]:
+    """icon file name -> the (key, value) pairs that a point rule of the style draws with it
+    (rules that single out tags: [feature] = 'key_value', or [feature] = 'shop' and
+    [shop] = 'value')."""
+    out: dict[str, set[tuple[str, str]]] = defaultdict(set)
+    for layer, f, _kinds, files, _texts in _rules():
+        if layer != "amenity-points":
+            continue
+        m = re.fullmatch(r"\(\[feature\] = '([a-z]+)_([a-z_]+)'\)", f.strip())
+        pairs = {(m.group(1), m.group(2))} if m else set()
+        if re.match(r"\(\[feature\] = 'shop'\) and \(", f.strip()) and "!=" not in f:
+            pairs = {("shop", v) for v in re.findall(r"\[shop\] = '([a-z_]+)'", f)}
+        for file in files:
+            out[Path(file).name].update(pairs)
+    return out
+
+
+@pytest.mark.parametrize("key", [k for k, t in FEATURE_TYPES.items() if t.icons])
+def test_every_tag_drawn_with_a_types_icon_is_of_the_type_or_optional(key):
+    """A reader counts icons: a tag the style draws with a type's very icon but that is not
+    of the type (amenity=food_court, drawn with the restaurant icon) must be at least
+    optional, never left out (the blind audit of issue 26 counted a food court missing)."""
+    t = FEATURE_TYPES[key]
+    icons = {Path(i).name for i in t.icons}
+    drawn_alike = {kv for icon in icons for kv in _icon_tags().get(icon, set())}
+    assert drawn_alike, (key, "no rule of the style draws its icon")
+    for k, v in sorted(drawn_alike):
+        tags = {k: v}
+        assert t.matches(tags) or t.is_optional(tags), (key, f"{k}={v} drawn with {icons}")
