@@ -10,7 +10,11 @@ roads), bridges above and tunnels below.  So:
   the other band (``hidden_px``) must stay under ``HIDDEN_PX``;
 - two one-way carriageways in opposite directions closer than their bands' half widths
   together are drawn as one band carrying arrows both ways (Skøyen srn-0005): a route on one
-  of them must not run along the other for ``ARROWS_PX`` or more (``opposed_px``).
+  of them must not run along the other for ``ARROWS_PX`` or more (``opposed_px``);
+- the style places one-way arrows along a way every ``ONEWAY_SPACING_PX`` pixels, so a short
+  one-way way may be drawn with no arrow at all (Sydney srn-0009 of issue 26's blind audit:
+  two one-way pieces of 39 m and 32 m, no arrow): a reader cannot know it is one-way, so no
+  route against it may be within the near-tie share of the truth (``unmarked_shortcut``).
 
 Widths are the style's casing widths (``roads.mss`` of openstreetmap-carto 5.7.0, the
 ``roads-casing`` layer) at zooms 17-19, those of SRN maps; other zooms take the nearest.
@@ -24,13 +28,23 @@ from typing import Any
 
 from .projection import world_pixel
 
-__all__ = ["ARROWS_PX", "HIDDEN_PX", "DrawnRoads", "draw_order", "drawn_width_px"]
+__all__ = [
+    "ARROWS_PX",
+    "HIDDEN_PX",
+    "ONEWAY_SPACING_PX",
+    "DrawnRoads",
+    "draw_order",
+    "drawn_width_px",
+]
 
 #: the longest stretch (pixels) of a route's way that may run under a band drawn above it
 HIDDEN_PX = 40.0
 #: the longest stretch (pixels) a one-way route may share its drawn band with a one-way way
 #: going the other way
 ARROWS_PX = 40.0
+#: the spacing of one-way arrows along a way (the ``roads`` style's oneway markers: spacing 180);
+#: a one-way way drawn shorter than this may carry no arrow
+ONEWAY_SPACING_PX = 180.0
 
 _MAJOR = ("motorway", "trunk", "primary", "secondary", "tertiary")
 _LINKS = tuple(f"{c}_link" for c in _MAJOR)
@@ -174,6 +188,51 @@ class DrawnRoads:
                     if tb < ta:  # it runs against this part: arrows both ways on one band
                         worst = max(worst, part.length)
         return worst
+
+    def arrowless_oneway(self, zoom: int) -> list[tuple[int, int, int]]:
+        """The one-way edges whose OSM way is drawn shorter than ``ONEWAY_SPACING_PX`` at
+        ``zoom`` (its one-way edges' pixel lengths added up): drawn, perhaps, with no arrow.
+        An edge merged from several ways counts its whole length for each (so it is never
+        taken for shorter than it is drawn)."""
+        per_way: dict[Any, float] = {}
+        ways: dict[tuple[int, int, int], set[Any]] = {}
+        for i, e in enumerate(self.keys):
+            d = self.graph.edges[e]
+            if not _flag(d.get("oneway")):
+                continue
+            ids = d.get("osmid")
+            mine = set(ids) if isinstance(ids, list) else {ids if ids is not None else e}
+            ways[e] = mine
+            length = self._px(i, zoom).length
+            for w in mine:
+                per_way[w] = per_way.get(w, 0.0) + length
+        return [e for e, mine in ways.items() if max(per_way[w] for w in mine) < ONEWAY_SPACING_PX]
+
+    def unmarked_shortcut(
+        self, origin: int, destination: int, length_m: float, zoom: int, *, share: float
+    ) -> tuple[int, int, int] | None:
+        """An arrowless one-way edge (``arrowless_oneway``) that, driven against its direction,
+        gives a route from ``origin`` to ``destination`` within ``share`` of ``length_m`` (the
+        truth's length) or shorter: a reader who sees no arrow may take that route; None when
+        there is none.  Each edge is tried alone, reversed, on the graph as it is."""
+        import networkx as nx
+
+        limit = length_m * (1.0 + share)
+        candidates = [e for e in self.arrowless_oneway(zoom) if not self.graph.has_edge(e[1], e[0])]
+        if not candidates:
+            return None
+        g = self.graph
+        from_origin = nx.single_source_dijkstra_path_length(
+            g, origin, cutoff=limit, weight="length"
+        )
+        to_dest = nx.single_source_dijkstra_path_length(
+            nx.reverse_view(g), destination, cutoff=limit, weight="length"
+        )
+        for u, v, k in candidates:  # driven v -> u
+            via = from_origin.get(v, math.inf) + float(g.edges[u, v, k].get("length", 0.0))
+            if via + to_dest.get(u, math.inf) <= limit:
+                return (u, v, k)
+        return None
 
 
 def _pt(xy: tuple[float, float]) -> Any:

@@ -60,7 +60,9 @@ And those of issue 26 (an outside audit's debatable truths):
   marker than the road's own: ``name_changes_near_junction``.
 - *What the drawing shows* (SRN, ``maps.drawn_roads``): a way drawn under
   another's band for ``HIDDEN_PX`` (``way_hidden``), or one-way arrows against
-  the route on a shared band for ``ARROWS_PX`` (``arrows_oppose_route``).
+  the route on a shared band for ``ARROWS_PX`` (``arrows_oppose_route``), or a
+  one-way way too short to carry an arrow that, driven against its direction,
+  gives a route within the near-tie share (``oneway_not_drawn``).
 - *Spread*: a pair of markers asked either way round is one pair; each
   task's first marker comes from a ``SPREAD_CELL_M`` cell weighted against
   the cells already used.
@@ -101,6 +103,7 @@ from maps.labels import MARKER_BOX, RoadLabels
 from maps.projection import metres_per_pixel, world_pixel
 from maps.roads import RoadGraph
 from maps.routes import (
+    NEAR_TIE_SHARE,
     RouteError,
     edge_coords,
     end_bearings,
@@ -418,6 +421,11 @@ class NavigationSampler:
             raise Reject("way_hidden")
         if drawn.opposed_px(route.edges, zoom) >= ARROWS_PX:
             raise Reject("arrows_oppose_route")
+        if (
+            drawn.unmarked_shortcut(origin, dest, route.length_m, zoom, share=NEAR_TIE_SHARE)
+            is not None
+        ):
+            raise Reject("oneway_not_drawn")
         a, b = self._latlon(origin), self._latlon(dest)
         view = self._view(
             "srn", route.coords(self.g), zoom, [Marker(*a, "blue"), Marker(*b, "red")]

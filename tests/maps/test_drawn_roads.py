@@ -4,15 +4,17 @@
   where a reader looks for them.
 - Skøyen srn-0005: two one-way carriageways in opposite directions, a few metres apart, drawn
   as one band with arrows both ways; the route's way was drawn with arrows against it.
+- Sydney srn-0009 (the blind audit): a one-way piece too short to carry an arrow, whose
+  reverse gives the route a reader would take.
 """
 
 from __future__ import annotations
 
 import math
 
-from maps.drawn_roads import ARROWS_PX, HIDDEN_PX, DrawnRoads, drawn_width_px
+from maps.drawn_roads import ARROWS_PX, HIDDEN_PX, ONEWAY_SPACING_PX, DrawnRoads, drawn_width_px
 from maps.projection import metres_per_pixel
-from maps.routes import shortest_route
+from maps.routes import NEAR_TIE_SHARE, shortest_route
 
 from .road_fixtures import LAT0, graph, road
 
@@ -84,3 +86,41 @@ def test_carriageways_far_apart_are_two_bands():
     g = carriageways(40.0)
     route = shortest_route(g, 1, 2)
     assert DrawnRoads(g).opposed_px(route.edges, 17) < ARROWS_PX
+
+
+def short_one_way(lane_m: float):
+    """Origin node 1 at (0, 0) at the top of "Loftus Street", a one-way lane that runs north
+    to node 1 from node 2, ``lane_m`` metres south of it; "Bridge Street" (two-way) goes east
+    from node 2 to the destination, node 3, 300 m away; the legal way round is "Loop Road"
+    (two-way): north from node 1, east, and south to node 3 (Sydney srn-0009 of issue 26's
+    blind audit: a 39 m and a 32 m one-way piece drawn with no arrow)."""
+    d = lane_m / 100
+    g = graph({1: (0, 0), 2: (0, -d), 3: (3, -d), 4: (0, 3), 5: (3, 3)})
+    road(g, "Loftus Street", [2, 1], oneway=True)
+    road(g, "Bridge Street", [2, 3])
+    road(g, "Loop Road", [1, 4, 5, 3])
+    classed(g, {"Loftus Street": "residential", "Bridge Street": "residential",
+                "Loop Road": "residential"})  # fmt: skip
+    return g
+
+
+def test_a_one_way_too_short_for_an_arrow_is_no_secret_shortcut():
+    z = 18
+    g = short_one_way(70.0)  # 70 m: under 180 px at zoom 18, so perhaps no arrow drawn
+    assert 70.0 / px_m(z) < ONEWAY_SPACING_PX
+    route = shortest_route(g, 1, 3)
+    assert [leg.road for leg in route.legs] == ["Loop Road"]  # the legal way round
+    drawn = DrawnRoads(g)
+    assert {g.edges[e]["road"] for e in drawn.arrowless_oneway(z)} == {"Loftus Street"}
+    found = drawn.unmarked_shortcut(1, 3, route.length_m, z, share=NEAR_TIE_SHARE)
+    assert found is not None and g.edges[found]["road"] == "Loftus Street"
+
+
+def test_a_one_way_long_enough_for_its_arrows_is_read_as_one_way():
+    z = 18
+    g = short_one_way(250.0)  # 250 m: over 300 px at zoom 18, arrows every 180 px
+    route = shortest_route(g, 1, 3)
+    assert [leg.road for leg in route.legs] == ["Loop Road"]
+    drawn = DrawnRoads(g)
+    assert drawn.arrowless_oneway(z) == []
+    assert drawn.unmarked_shortcut(1, 3, route.length_m, z, share=NEAR_TIE_SHARE) is None
