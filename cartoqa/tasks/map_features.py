@@ -151,7 +151,16 @@ _TYPES = (
         "amenity/fast_food.svg",
     ),
     _t(
-        "coffee_shop", "coffee shop", {"amenity": ("cafe",)}, "point area", _POI, "amenity/cafe.svg"
+        "coffee_shop",
+        "coffee shop",
+        {"amenity": ("cafe",)},
+        "point area",
+        _POI,
+        "amenity/cafe.svg",
+        optional={"shop": ("coffee",)},
+        note="shop=coffee (beans and ground coffee, drawn with its own coffee-bean icon) is "
+        "no café, but it is literally a coffee shop, and the question asks for coffee shops "
+        "or cafés: optional.",
     ),
     _t(
         "atm",

@@ -101,6 +101,9 @@ def test_unclear_cases_are_decided():
     assert optional_type_of({"highway": "primary"}) is None
     assert feature_type_of({"shop": "hairdresser"}) is None
     assert optional_type_of({"leisure": "fitness_station"}) == "fitness_centre"
+    # the blind audit of issue 26: a coffee-bean shop is "a coffee shop" to a reader
+    assert optional_type_of({"shop": "coffee"}) == "coffee_shop"
+    assert _drawn("shop", "coffee")  # and the style draws it
     # an optional tag is drawn like its type: here, with the very same icon
     icons = {Path(f).name for r in _drawn("leisure", "fitness_station") for f in r[3]}
     assert "fitness.svg" in icons
