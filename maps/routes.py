@@ -53,6 +53,7 @@ __all__ = [
     "end_bearings",
     "near_tie",
     "road_network",
+    "road_reach",
     "route_from_nodes",
     "shortest_route",
 ]
@@ -65,6 +66,11 @@ NEAR_M = 15.0
 CURVE_M = 40.0
 #: a bend of at least this many degrees around a name change makes the step there a turn
 CURVE_TURN_DEG = 60.0
+#: ``road_reach`` follows a road through a junction with another named road only when it
+#: turns less than this there
+REACH_TURN_DEG = 45.0
+#: ``road_reach`` stops at a corner of a way's line: a vertex turning this much at once
+CORNER_DEG = 60.0
 #: another route with other roads this close to the shortest (a share of its length) is a
 #: near-tie: the question is rejected
 NEAR_TIE_SHARE = 0.03
@@ -427,3 +433,71 @@ def road_network(
         roads=dict(sorted(roads.items())),
         junctions={k: sorted(v) for k, v in sorted(junctions.items())},
     )
+
+
+def road_reach(
+    graph: Any, node: int, road: str, *, max_m: float = 2000.0, turn_deg: float = REACH_TURN_DEG
+) -> list[list[tuple[float, float]]]:
+    """The stretches of ``road`` a reader can follow from ``node`` by eye, as (lat, lon) lines:
+    along the road's own edges (either direction, one-way or not), through bends where no
+    other road meets it, and through a junction with another named road only where it goes
+    on within ``turn_deg`` of straight; at most ``max_m`` metres from ``node``.
+
+    A label of the road on these stretches names it at ``node``; one beyond a corner where
+    another road joins does not (the blind audit of issue 26, Sydney mml-0015: the marker sat
+    where an unlabelled arm of "High Street" met Kent Street, its label round the corner past
+    the lane that joined at it).  A stretch also ends at a sharp corner of its line
+    (``CORNER_DEG``), where lanes that are not in the graph may join."""
+    out: list[list[tuple[float, float]]] = []
+
+    def arms(at: int) -> list[tuple[int, list[tuple[float, float]], str | None, float]]:
+        found = []
+        seen: set[tuple[int, int]] = set()
+        for u, v, k, d in graph.out_edges(at, keys=True, data=True):
+            found.append((v, edge_coords(graph, u, v, k), d.get("road"), float(d["length"])))
+            seen.add((v, k))
+        for u, v, k, d in graph.in_edges(at, keys=True, data=True):
+            if graph.has_edge(v, u):
+                continue  # a two-way street: its other direction is above
+            pts = edge_coords(graph, u, v, k)[::-1]
+            found.append((u, pts, d.get("road"), float(d["length"])))
+        return found
+
+    todo: list[tuple[int, float | None, float]] = [(node, None, 0.0)]
+    done: set[int] = set()
+    while todo:
+        at, heading, dist = todo.pop()
+        if at in done or dist > max_m:
+            continue
+        done.add(at)
+        here = arms(at)
+        crossed = any(r is not None and r != road for _, _, r, _ in here)
+        for v, pts, r, length in here:
+            if r != road or v in done:
+                continue
+            start, end = end_bearings(pts)
+            if heading is not None and crossed:
+                turn = (start - heading) % 360.0
+                if min(turn, 360.0 - turn) >= turn_deg:
+                    continue
+            kept = _until_corner(pts, CORNER_DEG)
+            out.append(kept)
+            if len(kept) == len(pts):
+                todo.append((v, end, dist + length))
+    return out
+
+
+def _until_corner(pts: list[tuple[float, float]], corner_deg: float) -> list[tuple[float, float]]:
+    """``pts`` up to its first corner: a vertex where the line's direction changes by
+    ``corner_deg`` or more at once (a smooth bend of many small steps is no corner).  The road
+    graph holds drivable roads only, so a lane or path that joins at such a corner is not a
+    node of it: the corner is where a reader may lose the road."""
+    for i in range(1, len(pts) - 1):
+        a, b, c = pts[i - 1], pts[i], pts[i + 1]
+        turn = float(initial_bearing_deg(b[0], b[1], c[0], c[1])) - float(
+            initial_bearing_deg(a[0], a[1], b[0], b[1])
+        )
+        turn = turn % 360.0
+        if min(turn, 360.0 - turn) >= corner_deg:
+            return pts[: i + 1]
+    return pts

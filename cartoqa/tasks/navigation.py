@@ -109,6 +109,7 @@ from maps.routes import (
     end_bearings,
     near_tie,
     road_network,
+    road_reach,
     shortest_route,
 )
 
@@ -140,6 +141,9 @@ SAME_JUNCTION_M = 60.0
 #: an MML road that takes another name this close to its junction (metres along it), where
 #: that name's label is nearer the marker than the road's own, makes no fair question
 RENAME_M = 20.0
+#: a road's label names it at an MML junction when the label's centre lies this close (px) to
+#: the stretch a reader follows from the marker (``maps.routes.road_reach``)
+LABEL_ON_ROAD_PX = 12.0
 #: an SRN turn whose change of heading lies this close to one of the action thresholds
 #: (40, 140, 220, 320 degrees) could be read either way by a careful person: rejected
 AMBIGUOUS_TURN_DEG = 10.0
@@ -527,6 +531,7 @@ class NavigationSampler:
             ways[d["road"]] |= self._edge_ways([(u, v, k)])
         labels = self._labels_drawn(view, ways, {})  # nearest the marker, on the junction
         self._check_renamed_nearby(node, names, view, labels)
+        self._check_label_reaches(node, names, view)
         self.junctions.append((tuple(names), *at))
         self._placed("mml", node)
         truth = RoadPairTruth(
@@ -599,6 +604,33 @@ class NavigationSampler:
                 if shown.name_of.get(w) in others and any(distance(b) < own for b in boxes):
                     raise Reject("name_changes_near_junction")
 
+    def _check_label_reaches(self, node: int, names: list[str], view: View) -> None:
+        """Reject the junction where a road's whole labels in the view all lie beyond a corner
+        at which another road joins it (``maps.routes.road_reach``): a reader following the
+        road from the marker meets the other road before any label of this one
+        (``label_beyond_corner``; the blind audit of issue 26, Sydney mml-0015)."""
+        shown = self._shown
+        for road in names:
+            lines = road_reach(self.g, node, road)
+            if not lines:
+                raise Reject("label_beyond_corner")
+            pts = [p for line in lines for p in line]
+            px = view_pixels(view.center, view.zoom, pts)
+            segments: list[tuple[tuple[float, float], tuple[float, float]]] = []
+            i = 0
+            for line in lines:
+                segments += list(itertools.pairwise(px[i : i + len(line)]))
+                i += len(line)
+            boxes = [
+                b for w, bs in shown.visible.items() if shown.name_of.get(w) == road for b in bs
+            ]
+            if not any(
+                _segment_distance(((b[0] + b[2]) / 2, (b[1] + b[3]) / 2), a, c) <= LABEL_ON_ROAD_PX
+                for b in boxes
+                for a, c in segments
+            ):
+                raise Reject("label_beyond_corner")
+
     def _asked_here(self, names: tuple[str, ...], at: tuple[float, float]) -> bool:
         """Whether an MML question was already asked of this pair of roads at (about) this
         place: the same node, or the other carriageway of the same crossing."""
@@ -606,6 +638,17 @@ class NavigationSampler:
             n == names and float(distance_km(lat, lon, *at)) * 1000 < SAME_JUNCTION_M
             for n, lat, lon in self.junctions
         )
+
+
+def _segment_distance(
+    p: tuple[float, float], a: tuple[float, float], b: tuple[float, float]
+) -> float:
+    """The distance (px) from point ``p`` to the segment from ``a`` to ``b``."""
+    (px, py), (ax, ay), (bx, by) = p, a, b
+    dx, dy = bx - ax, by - ay
+    n = dx * dx + dy * dy
+    t = 0.0 if n == 0 else max(0.0, min(1.0, ((px - ax) * dx + (py - ay) * dy) / n))
+    return math.hypot(px - (ax + t * dx), py - (ay + t * dy))
 
 
 def visible_legs(graph: Any, route: Any, view: View) -> list[RouteLeg]:
