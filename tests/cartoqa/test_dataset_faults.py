@@ -6,7 +6,6 @@ Each test reproduces a fault an outside campaign found (issue 11, items 1, 2,
 
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -233,19 +232,9 @@ def test_cli_two_gps_generate_into_one_folder(tmp_path):
 
 
 @pytest.fixture
-def small_disk(tmp_path):
+def small_disk(tmpfs):
     """A real 2 MB file system (tmpfs), to fill up; root only."""
-    if os.geteuid() != 0 or shutil.which("mount") is None:
-        pytest.skip("mounting a small tmpfs needs root and mount(8)")
-    mnt = tmp_path / "disk"
-    mnt.mkdir()
-    ok = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(mnt)])
-    if ok.returncode != 0:
-        pytest.skip("cannot mount a tmpfs here")
-    try:
-        yield mnt
-    finally:
-        subprocess.run(["umount", str(mnt)], capture_output=True)
+    return tmpfs("2m")
 
 
 def test_a_full_disk_fails_the_overwrite_and_keeps_the_old_dataset(small_disk):

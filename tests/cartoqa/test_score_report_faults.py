@@ -7,7 +7,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -80,19 +79,9 @@ def test_every_json_score_and_report_write_is_strict(tmp_path):
 
 
 @pytest.fixture
-def small_disk(tmp_path):
+def small_disk(tmpfs):
     """A real 4 MB file system (tmpfs) to fill up; root only."""
-    if os.geteuid() != 0 or shutil.which("mount") is None:
-        pytest.skip("mounting a small tmpfs needs root and mount(8)")
-    mnt = tmp_path / "disk"
-    mnt.mkdir()
-    ok = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(mnt)])
-    if ok.returncode != 0:
-        pytest.skip("cannot mount a tmpfs here (no permission to mount)")
-    try:
-        yield mnt
-    finally:
-        subprocess.run(["umount", str(mnt)], capture_output=True)
+    return tmpfs("4m")
 
 
 def fill(disk: Path) -> None:
