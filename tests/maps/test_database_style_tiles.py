@@ -23,10 +23,10 @@ from .conftest import extract_path, network
 
 
 def test_import_then_reuse_and_counts(cluster, cache, tmp_path):
-    # a gzipped XML copy: the same data under a hash no other test has imported
-    copy = tmp_path / "moorgate.osm.gz"
-    # written by a fresh process: in the full suite's long-lived process, libosmium's gzip
-    # writer failed now and then at close ("write close failed"), alone it never did
+    # an XML copy: the same data under a hash no other test has imported.  Not gzipped: in
+    # the full suite a gzipped copy failed now and then (libosmium's "write close failed",
+    # or a scan of the written file), alone it never did; the cause is not yet found
+    copy = tmp_path / "moorgate.osm"
     subprocess.run(
         [
             sys.executable,
