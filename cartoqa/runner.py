@@ -6,15 +6,21 @@ and returns a ``RunSummary``.  A failed request is recorded with its sample
 and the run goes on; run again and the failed samples are tried again.  Only
 a ``ModelError`` (no request can succeed: a refused key, an unknown model)
 or a stop request ends a run early; what was answered stays in the store.
-Each image is checked against the dataset's manifest as it is read for a
-request (``image_problem``): a replaced one fails its sample, unsent.
+A run pins the dataset it started on (``cartoqa.pinned``): each image is read once,
+checked against the manifest the run loaded and sent from a private copy of those bytes (a
+replaced one fails its sample, unsent); a dataset rebuilt or replaced under the run stops it
+with a message saying what changed, every answer so far kept under the dataset it was asked
+from.
 """
 
 from __future__ import annotations
 
-import hashlib
+import atexit
+import itertools
 import logging
 import queue
+import shutil
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -26,6 +32,7 @@ from pydantic import ValidationError
 from cartoqa.errors import CartoqaError, ModelError
 from cartoqa.models import GenerationSettings, Model, Request, Response, price_for
 from cartoqa.models.prices import cost_usd
+from cartoqa.pinned import PinnedDataset
 from cartoqa.records import RunRecord, Sample
 from cartoqa.stores import Dataset, RunStore
 
@@ -188,31 +195,15 @@ def storable_record(sample_id: str, spec: str, r: Response, *, attempt: int) -> 
 
 
 def image_problem(dataset: Dataset, sample: Sample) -> str | None:
-    """Why the sample's images cannot be sent, or None: each image's bytes are checked, as
-    they are read for the request, against the SHA-256 the dataset's manifest recorded (a
-    dataset made before cartoqa recorded them is not checked).  A file replaced after the
-    dataset was made (another map under the same name) would be answered and scored as if
-    it were the question's."""
-    recorded = dataset.manifest.images_sha256
+    """Why the sample's images cannot be sent, or None: each image's bytes are checked
+    against the SHA-256 the dataset's manifest recorded (a dataset made before cartoqa
+    recorded them is not checked).  A file replaced after the dataset was made (another map
+    under the same name) would be answered and scored as if it were the question's."""
+    pin = PinnedDataset(dataset)
     for rel in sample.prompt.images:
-        want = recorded.get(rel)
-        if want is None:
-            continue
-        path = dataset.image_path(rel)
-        try:
-            got = hashlib.sha256(path.read_bytes()).hexdigest()
-        except OSError as exc:
-            return (
-                f"cannot read image {rel} of {dataset.path}: {exc.strerror}; restore it from "
-                "the original dataset or build the dataset again, then run again"
-            )
-        if got != want:
-            return (
-                f"image {rel} of {dataset.path} is not the image this sample was made with "
-                f"(sha256 {got[:12]}..., the manifest says {want[:12]}...): it was replaced or "
-                "changed after the dataset was made. Restore the original file (or build the "
-                "dataset again), then run the same command again to answer this sample; not sent"
-            )
+        _, problem = pin.read_image(rel)
+        if problem is not None:
+            return problem
     return None
 
 
@@ -234,7 +225,12 @@ def run_model(
     adapters); other models get one caller and batches of their ``batch_size``.
 
     The run holds the store's writer lock throughout: another run of the same store is
-    refused (``RunStoreError`` naming it) unless it ends within ``wait_s`` seconds."""
+    refused (``RunStoreError`` naming it) unless it ends within ``wait_s`` seconds.
+
+    The run pins ``dataset`` as loaded: the images sent are private copies of the bytes its
+    manifest recorded, and when the folder's dataset changes (rebuilt, replaced, deleted)
+    the run stops (``RunSummary.stopped`` says what changed and to run again), or raises
+    ``DatasetError`` when it changed before the run began."""
     if concurrency < 1:
         raise CartoqaError(f"concurrency={concurrency} must be at least 1")
     with store.claim_writer(wait_s=wait_s):
@@ -254,6 +250,8 @@ def _run(
     stop: threading.Event | None,
 ) -> RunSummary:
     settings = settings or GenerationSettings()
+    pin = PinnedDataset(dataset, store=store.path)
+    pin.check()  # (changed since it was loaded: nothing started yet)
     chosen = list(dataset) if samples is None else list(samples)
     done = store.completed_ids()
     pending = [s for s in chosen if s.id not in done]
@@ -270,12 +268,17 @@ def _run(
     for i in range(0, len(pending), batch):
         jobs.put(pending[i : i + batch])
 
-    def request(s: Sample) -> Request:
+    # the images sent: private copies of the bytes checked, one folder per sample
+    has_images = any(s.prompt.images for s in pending)
+    copies = Path(tempfile.mkdtemp(prefix="cartoqa-run-")) if has_images else None
+    numbers = itertools.count()
+
+    def request(s: Sample, images: tuple[Path, ...]) -> Request:
         return Request(
             id=s.id,
             text=s.prompt.text,
             system=s.prompt.system,
-            images=tuple(dataset.image_path(p) for p in s.prompt.images),
+            images=images,
             settings=settings,
             sample=s,
         )
@@ -299,6 +302,22 @@ def _run(
         if on_record:
             on_record(rec)
 
+    def answer(chunk: list[Sample], requests: list[Request]) -> None:
+        try:
+            responses = model.generate(requests)
+        except ModelError:
+            raise
+        except Exception as exc:  # one bad batch fails its samples, not the run
+            log.warning("%s failed on %s", model.spec, [r.id for r in requests], exc_info=exc)
+            why = f"the model raised {type(exc).__name__}: {str(exc)[:300]}"
+            responses = [Response(text=None, error=why) for _ in requests]
+        if len(responses) != len(requests):
+            raise ModelError(
+                f"{model.spec} returned {len(responses)} responses for {len(requests)} requests"
+            )
+        for s, r in zip(chunk, responses, strict=True):
+            record(s, r)
+
     def worker() -> None:
         try:
             while not stop.is_set():
@@ -306,31 +325,26 @@ def _run(
                     chunk = jobs.get_nowait()
                 except queue.Empty:
                     return
-                whole = []
-                for s in chunk:  # a sample whose image was replaced fails alone, unsent
-                    problem = image_problem(dataset, s)
-                    if problem is None:
-                        whole.append(s)
-                    else:
-                        record(s, Response(text=None, error=problem))
-                chunk = whole
-                if not chunk:
-                    continue
+                pin.check()  # the dataset rebuilt under the run: stop (DatasetError)
+                folders: list[Path] = []
                 try:
-                    responses = model.generate([request(s) for s in chunk])
-                except ModelError:
-                    raise
-                except Exception as exc:  # one bad batch fails its samples, not the run
-                    log.warning("%s failed on %s", model.spec, [s.id for s in chunk], exc_info=exc)
-                    why = f"the model raised {type(exc).__name__}: {str(exc)[:300]}"
-                    responses = [Response(text=None, error=why) for _ in chunk]
-                if len(responses) != len(chunk):
-                    raise ModelError(
-                        f"{model.spec} returned {len(responses)} responses "
-                        f"for {len(chunk)} requests"
-                    )
-                for s, r in zip(chunk, responses, strict=True):
-                    record(s, r)
+                    sent, requests = [], []
+                    for s in chunk:  # a sample whose image was replaced fails alone, unsent
+                        images: tuple[Path, ...] = ()
+                        problem = None
+                        if s.prompt.images and copies is not None:
+                            folders.append(copies / str(next(numbers)))
+                            images, problem = pin.pin_images(s, folders[-1])
+                        if problem is None:
+                            sent.append(s)
+                            requests.append(request(s, images))
+                        else:
+                            record(s, Response(text=None, error=problem))
+                    if requests:
+                        answer(sent, requests)
+                finally:
+                    for folder in folders:
+                        shutil.rmtree(folder, ignore_errors=True)
         except BaseException as exc:
             with lock:
                 errors.append(exc)
@@ -355,12 +369,18 @@ def _run(
         deadline = time.monotonic() + 5
         for t in threads:
             t.join(max(0.0, deadline - time.monotonic()))
+    finally:
+        if copies is not None:
+            if any(t.is_alive() for t in threads):  # an abandoned request may still read one
+                atexit.register(shutil.rmtree, copies, ignore_errors=True)
+            else:
+                shutil.rmtree(copies, ignore_errors=True)
     summary.wall_s = time.perf_counter() - t0
     if errors and isinstance(errors[0], KeyboardInterrupt):
         summary.stopped = "interrupted; run the same command again to resume"
     elif errors:
         exc = errors[0]
-        if not isinstance(exc, ModelError):
+        if not isinstance(exc, CartoqaError):  # ours say what happened and what to do
             log.error("runner thread failed", exc_info=exc)
         summary.stopped = (
             str(exc) if isinstance(exc, CartoqaError) else f"{type(exc).__name__}: {exc}"

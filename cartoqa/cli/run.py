@@ -136,8 +136,9 @@ def run(
     A failed request is recorded and the run goes on; running again retries
     the failed samples only.  Exit status: 0 when the run went through; 2 when
     it could not start (bad dataset, model spec or runs folder, another run of
-    the same store under way); 1 when it stopped (refused key) or when every
-    request it sent failed; 130 when interrupted.
+    the same store under way); 1 when it stopped (refused key, the dataset rebuilt
+    or replaced under it: each answer is kept under the dataset it was asked from) or
+    when every request it sent failed; 130 when interrupted.
     """
     from cartoqa.errors import RunStoreError
     from cartoqa.models import GenerationSettings, RetryPolicy, load_model

@@ -64,17 +64,20 @@ def build_report(
     references: bool = True,
     on_run: Callable[[str], None] | None = None,
 ) -> Report:
-    """Score every run of ``datasets`` under ``runs_dir`` and write the report into
-    ``out`` (created; files there of the same names are replaced, all at once: ``OSError``,
-    a full disk say, leaves them as they were)."""
-    from cartoqa.stores import ensure_writable_folder, load_dataset
-    from cartoqa.stores._files import write_files_atomic
+    """Score every run of ``datasets`` under ``runs_dir`` and write the report as the
+    folder ``out``, whole: staged beside and swapped in (``folder.report_folder``), so it
+    holds exactly this report's files.  ``out`` may be new, empty or an earlier report
+    (replaced); any other folder is refused (``CartoqaError``, before any work).  ``OSError``
+    (a full disk) leaves ``out`` as it was."""
+    from cartoqa.stores import load_dataset
+    from cartoqa.stores._files import write_atomic
 
+    from .folder import check_report_target, report_folder
     from .plots import draw_plots
     from .render import OUTPUTS, render_outputs
 
     loaded = [load_dataset(d) for d in datasets]
-    ensure_writable_folder(out, what="the report")
+    check_report_target(out)  # before the work: a folder of other files is refused
     runs: list[ScoredRun] = []
     problems: list[str] = []
     notes: list[str] = []
@@ -118,13 +121,14 @@ def build_report(
             "gps": {r.model: r.scores["gps"] for r in runs if "gps" in r.scores},
         },
     )
-    # every file written beside and renamed in, all at once: a full disk (OSError) leaves
-    # an earlier report in ``out`` as it was
-    (out / "plots").mkdir(exist_ok=True)
-    write_files_atomic(
-        {out / name: data for name, data in rendered.items()}
-        | {out / "plots" / name: png for name, png in plots.items()}
-    )
+    # the whole folder written beside and swapped in: it holds this report's files and no
+    # other's, and a full disk (OSError) leaves an earlier report in ``out`` as it was
+    with report_folder(out) as stage:
+        (stage / "plots").mkdir()
+        for name, data in rendered.items():
+            write_atomic(stage / name, data)
+        for name, png in plots.items():
+            write_atomic(stage / "plots" / name, png)
     files = {kind: out / name for kind, name in OUTPUTS.items()}
     return Report(out, files, [out / "plots" / name for name in plots], runs, problems, notes)
 
