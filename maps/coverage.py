@@ -33,8 +33,8 @@ same for a plain box (an extract's header box).
 
 from __future__ import annotations
 
+import io
 import math
-import os
 from pathlib import Path
 from typing import Any
 
@@ -155,8 +155,13 @@ class CoverageGrid:
         return hull_share(bounds, self.hull, box)
 
     def save(self, path: Path) -> None:
-        """Write the grid (bits packed) atomically."""
-        tmp = path.with_name(path.name + ".tmp.npz")
+        """Write the grid (bits packed) atomically, as a checked cache file (its SHA-256
+        beside it: ``cartoqa.stores.cache_files``)."""
+        from cartoqa.stores.cache_files import write_cache_file
+
+        write_cache_file(path, self.to_bytes())
+
+    def _arrays(self) -> dict[str, np.ndarray]:
         arrays: dict[str, np.ndarray] = {
             "covered": np.packbits(self.covered, axis=None),
             "shape": np.array(self.covered.shape),
@@ -164,12 +169,23 @@ class CoverageGrid:
         }
         if self.hull is not None:
             arrays["hull"] = self.hull
-        np.savez_compressed(tmp, **arrays)  # type: ignore[arg-type]
-        os.replace(tmp, path)
+        return arrays
+
+    def to_bytes(self) -> bytes:
+        """The grid as ``save`` writes it (an npz), for a checked cache file."""
+        buf = io.BytesIO()
+        np.savez_compressed(buf, **self._arrays())  # type: ignore[arg-type]
+        return buf.getvalue()
 
     @classmethod
-    def load(cls, path: Path) -> CoverageGrid:
-        with np.load(path) as z:
+    def from_bytes(cls, data: bytes) -> CoverageGrid:
+        """The grid from ``to_bytes``' bytes; ``ValueError``, ``KeyError``, ``EOFError`` or
+        ``zipfile.BadZipFile`` when they are not one."""
+        return cls.load(io.BytesIO(data))
+
+    @classmethod
+    def load(cls, path: Path | io.BytesIO) -> CoverageGrid:
+        with np.load(path, allow_pickle=False) as z:
             ny, nx = (int(v) for v in z["shape"])
             bits = np.unpackbits(z["covered"], count=ny * nx).astype(bool).reshape(ny, nx)
             x0, y0, cell = (float(v) for v in z["frame"])

@@ -16,6 +16,7 @@ import os
 import pwd
 import shutil
 import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -384,6 +385,16 @@ CREATE INDEX IF NOT EXISTS water_polygons_way ON water_polygons USING gist (way)
 """
 
 
+def _ending_with_this_process(cmd: list[str]) -> list[str]:
+    """``cmd`` run so that it ends with this process (issue 27, item 10): util-linux's
+    ``setpriv --pdeathsig KILL`` makes Linux send the child SIGKILL when the thread that
+    started it ends, however this process ends (a kill, SIGTERM, a crash), so an import does
+    not run on alone (an interrupt that Python sees ends it anyway: ``subprocess.run`` kills
+    its child on the way out). Without setpriv (not Linux) ``cmd`` as it is."""
+    setpriv = shutil.which("setpriv") if sys.platform.startswith("linux") else None
+    return [setpriv, "--pdeathsig", "KILL", "--", *cmd] if setpriv else cmd
+
+
 def _import(conn: Connection, extract: Extract) -> None:
     from .coastline import sea_polygons_wkb
 
@@ -425,7 +436,7 @@ def _import(conn: Connection, extract: Extract) -> None:
         conn.user,
         str(extract.path),
     ]
-    proc = subprocess.run(cmd, capture_output=True, text=True)
+    proc = subprocess.run(_ending_with_this_process(cmd), capture_output=True, text=True)
     if proc.returncode != 0:
         raise DatabaseError(
             f"osm2pgsql could not import {extract.source.name}: {proc.stderr.strip()[-1500:]}"

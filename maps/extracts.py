@@ -16,6 +16,11 @@ keeps what can be drawn: an open way keeps its longest run of present nodes
 missing node cannot be closed again and is dropped.  The counts are
 reported, and the cleaned copy is cached by the extract's hash.
 
+Every file cached here (``extract.json``, the cleaned or repaired copy, the
+coverage grid) is written under a temporary name and renamed, its SHA-256
+beside it (``cartoqa.stores.cache_files``); one cut short, empty or of the
+wrong bytes is dropped with a warning and made again (issue 27, item 7).
+
 The hash is always that of the file the user gave.  Where the data is
 (``Extract.covered_share``): inside the header box when the file has one,
 else the cells of ``maps.coverage``'s occupancy grid of its nodes and ways.
@@ -28,6 +33,7 @@ import importlib.resources
 import json
 import logging
 import os
+import secrets
 import shutil
 import subprocess
 from dataclasses import asdict, dataclass, field
@@ -36,6 +42,16 @@ from typing import Any
 
 from cartoqa.errors import CartoqaError
 from cartoqa.settings import cache_dir
+from cartoqa.stores._files import json_text, write_atomic
+from cartoqa.stores.cache_files import (
+    BadCacheEntry,
+    cache_file_ok,
+    clean_stale_tmp,
+    commit_cache_file,
+    digest_path,
+    load_cache_file,
+    write_cache_file,
+)
 
 from .coverage import CoverageGrid, box_share, coverage_of
 
@@ -115,11 +131,8 @@ class Extract:
             return self._coverage
         grid: CoverageGrid | None = None
         cached = self.coverage_file
-        if cached is not None and cached.is_file():
-            try:
-                grid = CoverageGrid.load(cached)
-            except (OSError, ValueError, KeyError):
-                grid = None  # a damaged cache file is made again
+        if cached is not None:  # a damaged cache file is dropped with a warning, made again
+            grid = load_cache_file(cached, CoverageGrid.from_bytes, what="coverage grid")
         if grid is None:
             try:
                 grid = coverage_of(self.path)
@@ -200,13 +213,18 @@ def load_extract(path: str | Path | None = None, *, cache: Path | None = None) -
     sha = _sha256(src)
     folder = (cache or cache_dir()) / "extracts" / sha[:16]
     folder.mkdir(parents=True, exist_ok=True)
+    clean_stale_tmp(folder, recursive=False)
     meta_path = folder / "extract.json"
     coverage_file = folder / "coverage-v1.npz"
-    if meta_path.is_file():
-        meta = json.loads(meta_path.read_text())
-        if meta.get("clean_version") == _CLEAN_VERSION and Path(meta["path"]).is_file():
+    meta = load_cache_file(meta_path, _load_meta, what="extract metadata")
+    if meta is not None and meta["clean_version"] == _CLEAN_VERSION:
+        copy = Path(meta["path"])
+        # a copy made here is checked (and dropped when bad); the user's own file never is
+        ours = copy.absolute().parent == folder.absolute()
+        whole = cache_file_ok(copy, what="cleaned extract") if ours else copy.is_file()
+        if whole:
             report = CleaningReport(**meta["report"])
-            _warn(src, report, Path(meta["path"]))
+            _warn(src, report, copy)
             return Extract(
                 _name(src),
                 src,
@@ -237,7 +255,8 @@ def load_extract(path: str | Path | None = None, *, cache: Path | None = None) -
         scan = fixed
     report, out = _clean(base, scan.nodes, folder)
     if base not in (src, out):
-        base.unlink()  # the repaired copy, cleaned into ``out``
+        for p in (base, digest_path(base)):
+            p.unlink(missing_ok=True)  # the repaired copy, cleaned into ``out``
     report = CleaningReport(
         **{
             **asdict(report),
@@ -246,19 +265,16 @@ def load_extract(path: str | Path | None = None, *, cache: Path | None = None) -
             "duplicates": scan.duplicates_before,
         }
     )
-    coverage_file.unlink(missing_ok=True)  # made again from the new copy on first use
-    meta_path.write_text(
-        json.dumps(
-            {
-                "clean_version": _CLEAN_VERSION,
-                "path": str(out),
-                "bounds": bounds,
-                "has_header_box": header,
-                "report": asdict(report),
-            },
-            indent=1,
-        )
-    )
+    for p in (coverage_file, digest_path(coverage_file)):
+        p.unlink(missing_ok=True)  # made again from the new copy on first use
+    meta = {
+        "clean_version": _CLEAN_VERSION,
+        "path": str(out),
+        "bounds": bounds,
+        "has_header_box": header,
+        "report": asdict(report),
+    }
+    write_cache_file(meta_path, (json_text(meta, indent=1) + "\n").encode("utf-8"))
     _warn(src, report, out)
     return Extract(
         _name(src),
@@ -270,6 +286,21 @@ def load_extract(path: str | Path | None = None, *, cache: Path | None = None) -
         has_header_box=header,
         coverage_file=coverage_file,
     )
+
+
+def _load_meta(data: bytes) -> dict[str, Any]:
+    """``extract.json``'s fields, checked; ``BadCacheEntry`` (or a JSON error) when it is not
+    whole."""
+    meta = json.loads(data)
+    if not isinstance(meta, dict):
+        raise BadCacheEntry("not a JSON object")
+    missing = {"clean_version", "path", "bounds", "has_header_box", "report"} - set(meta)
+    if missing:
+        raise BadCacheEntry(f"no {', '.join(sorted(missing))}")
+    CleaningReport(**meta["report"])
+    if len(meta["bounds"]) != 4:
+        raise BadCacheEntry(f"bounds {meta['bounds']} are not (south, west, north, east)")
+    return meta
 
 
 _TYPES = ("node", "way", "relation")
@@ -399,10 +430,11 @@ def _repair(src: Path, folder: Path, scan: _Scan) -> Path:
     """A copy of ``src`` in ``folder`` that osm2pgsql accepts: sorted, one copy of each object,
     renumbered when ids are negative."""
     out = folder / "repaired.osm.pbf"
-    tag = f"repair-{os.getpid()}"  # a process's own intermediate files
-    sorted_ = folder / f"{tag}-sorted.osm.pbf"
-    unique = folder / f"{tag}-unique.osm.pbf"
-    renumbered = folder / f"{tag}-renumbered.osm.pbf"
+    # a process's own intermediate files (cleared when stale: ``clean_stale_tmp``)
+    tag = f".repair.{os.getpid()}.{secrets.token_hex(4)}.tmp"
+    sorted_ = folder / f"{tag}.sorted.osm.pbf"
+    unique = folder / f"{tag}.unique.osm.pbf"
+    renumbered = folder / f"{tag}.renumbered.osm.pbf"
     try:
         # sort always: osmium renumber needs sorted input, and duplicates must be side by side
         _osmium_tool(["sort", "--overwrite", "-o", str(sorted_), str(src)], src)
@@ -413,7 +445,7 @@ def _repair(src: Path, folder: Path, scan: _Scan) -> Path:
         if scan.negative_ids:
             _osmium_tool(["renumber", "--overwrite", "-o", str(renumbered), str(cur)], src)
             cur = renumbered
-        cur.replace(out)
+        commit_cache_file(cur, out)
     finally:
         for p in (sorted_, unique, renumbered):
             p.unlink(missing_ok=True)
@@ -529,25 +561,27 @@ def _clean(src: Path, nodes: set[int], folder: Path) -> tuple[CleaningReport, Pa
     if not bad_ways:
         return report, src
     out = folder / "clean.osm.pbf"
-    tmp = folder / "clean.tmp.osm.pbf"
-    tmp.unlink(missing_ok=True)
+    tmp = folder / f".clean.{os.getpid()}.{secrets.token_hex(4)}.tmp.osm.pbf"
     writer = osmium.SimpleWriter(str(tmp))
     obj: Any
     try:
-        for obj in osmium.FileProcessor(str(src)):
-            if obj.is_way() and obj.id in bad_ways:
-                kept = bad_ways[obj.id]
-                if kept is not None:
-                    writer.add_way(obj.replace(nodes=kept))
-            elif obj.is_node():
-                writer.add_node(obj)
-            elif obj.is_way():
-                writer.add_way(obj)
-            else:
-                writer.add_relation(obj)
+        try:
+            for obj in osmium.FileProcessor(str(src)):
+                if obj.is_way() and obj.id in bad_ways:
+                    kept = bad_ways[obj.id]
+                    if kept is not None:
+                        writer.add_way(obj.replace(nodes=kept))
+                elif obj.is_node():
+                    writer.add_node(obj)
+                elif obj.is_way():
+                    writer.add_way(obj)
+                else:
+                    writer.add_relation(obj)
+        finally:
+            writer.close()
+        commit_cache_file(tmp, out)
     finally:
-        writer.close()
-    tmp.replace(out)
+        tmp.unlink(missing_ok=True)  # (gone once renamed)
     return report, out
 
 
@@ -598,5 +632,5 @@ def download_extract(
             f"download from {url} failed: {exc}; without a network, pass an extract file instead"
         ) from None
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_bytes(body)
+    write_atomic(out, body)  # whole or not at all: a cut-short file would hash as an extract
     return out

@@ -9,7 +9,9 @@ spaces collapsed), or None for an unnamed road; ``unnamed`` says which.
 Ways are kept the way osmnx's "drive" network keeps them (no footways,
 cycleways, service roads, private or motor-vehicle-free roads),
 from the same (cleaned) file the map is rendered from, so roads and map
-agree.  The graph is cached per extract hash.
+agree.  The graph is cached per extract hash, with its SHA-256 beside it
+(``cartoqa.stores.cache_files``): a pickle cut short, empty or of the wrong
+bytes is dropped with a warning and built again (issue 27, item 7).
 
 Where the data ends (issue 26): the graph keeps the convex hull of the
 extract's nodes (``RoadGraph.data_share``: the share of a view inside it and
@@ -22,8 +24,10 @@ edge (a polygon cut that kept whole ways).  Such a node is never a marker.
 from __future__ import annotations
 
 import logging
+import os
 import pickle
 import re
+import secrets
 import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,6 +35,12 @@ from typing import Any
 
 from cartoqa.errors import CartoqaError
 from cartoqa.settings import cache_dir
+from cartoqa.stores.cache_files import (
+    BadCacheEntry,
+    clean_stale_tmp,
+    load_cache_file,
+    write_cache_file,
+)
 
 from .extracts import Extract, load_extract
 
@@ -45,7 +55,8 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-_VERSION = 4  # 4: the data's hull and the clip's dead ends (clip_end) kept with the graph
+_VERSION = 5  # 4: the data's hull and the clip's dead ends (clip_end) kept with the graph;
+# 5: written with its SHA-256 beside it
 #: a dead end this close to the data's edge (metres) is taken as one the extract's cut made
 CLIP_EDGE_M = 30.0
 #: highway values of drivable roads: osmnx's "drive" network, as an allowlist, so that odd
@@ -111,18 +122,21 @@ def _write_roads(src: Path, out: Path) -> int:
         if _drivable(way.tags):
             ways.add(way.id)
             nodes.update(n.ref for n in way.nodes)
-    tmp = out.with_suffix(".tmp.osm")
+    tmp = out.with_name(f".{out.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp.osm")
     writer = osmium.SimpleWriter(str(tmp), overwrite=True)
     obj: Any
     try:
-        for obj in osmium.FileProcessor(str(src), osmium.osm.NODE | osmium.osm.WAY):
-            if obj.is_node() and obj.id in nodes:
-                writer.add_node(obj)
-            elif obj.is_way() and obj.id in ways:
-                writer.add_way(obj)
+        try:
+            for obj in osmium.FileProcessor(str(src), osmium.osm.NODE | osmium.osm.WAY):
+                if obj.is_node() and obj.id in nodes:
+                    writer.add_node(obj)
+                elif obj.is_way() and obj.id in ways:
+                    writer.add_way(obj)
+        finally:
+            writer.close()
+        tmp.replace(out)
     finally:
-        writer.close()
-    tmp.replace(out)
+        tmp.unlink(missing_ok=True)  # (gone once renamed)
     return len(ways)
 
 
@@ -180,10 +194,11 @@ def load_road_graph(
     ex = extract if isinstance(extract, Extract) else load_extract(extract, cache=cache)
     folder = (cache or cache_dir()) / "roads" / ex.sha256[:16]
     folder.mkdir(parents=True, exist_ok=True)
+    clean_stale_tmp(folder, recursive=False)
     cached = folder / f"graph-v{_VERSION}.pickle"
-    if cached.is_file():
-        with cached.open("rb") as f:
-            return RoadGraph(pickle.load(f), ex.sha256)
+    graph = load_cache_file(cached, _unpickle_graph, what="road graph")
+    if graph is not None:
+        return RoadGraph(graph, ex.sha256)
     xml = folder / "roads.osm"
     if _write_roads(ex.path, xml) == 0:
         raise RoadGraphError(
@@ -206,12 +221,19 @@ def load_road_graph(
         hull = coverage_of(ex.path).hull
     graph.graph["data_hull"] = hull
     _mark_clip_ends(graph, hull, _trimmed_ends(ex))
-    tmp = cached.with_suffix(".tmp")
-    with tmp.open("wb") as f:
-        pickle.dump(graph, f, protocol=pickle.HIGHEST_PROTOCOL)
-    tmp.replace(cached)
+    write_cache_file(cached, pickle.dumps(graph, protocol=pickle.HIGHEST_PROTOCOL))
     log.info("%s: road graph with %d nodes, %d edges", ex.name, len(graph), graph.number_of_edges())
     return RoadGraph(graph, ex.sha256)
+
+
+def _unpickle_graph(data: bytes) -> Any:
+    """The graph a cached pickle holds; ``BadCacheEntry`` when it holds something else."""
+    import networkx as nx
+
+    graph = pickle.loads(data)
+    if not isinstance(graph, nx.MultiDiGraph):
+        raise BadCacheEntry(f"a {type(graph).__name__}, not a road graph")
+    return graph
 
 
 def _trimmed_ends(ex: Extract) -> set[int]:

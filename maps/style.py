@@ -8,12 +8,20 @@ a network exists, or transparent placeholders with a warning that names
 what is missing and how to get it.  Fonts go into a flat ``fonts/`` folder
 (Mapnik reads it non-recursively), and faces that no installed font
 provides are removed from the fontsets, so that a strict load succeeds.
+
+The working copy is a cache (issue 27, item 7): made in a temporary folder and
+renamed into place, with the SHA-256 of the files cartoqa writes (style.xml,
+placeholders.txt, removed-faces.txt) in its ``.prepared`` marker; a copy whose
+files do not match is dropped with a warning and made again, and temporary
+folders of killed runs are cleared.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import io
+import json
 import logging
 import os
 import re
@@ -26,6 +34,7 @@ from pathlib import Path
 
 from cartoqa.errors import CartoqaError
 from cartoqa.settings import cache_dir, carto_files_dir
+from cartoqa.stores.cache_files import clean_stale_tmp
 
 from .database import CARTO_DIR, Connection
 
@@ -45,7 +54,8 @@ FONT_DIRS = [
     Path("/usr/share/fonts/opentype/unifont"),
 ]
 _MISSING_PARTS = ("patterns", "symbols/shields")
-_PREP_VERSION = 1
+_PREP_VERSION = 2  # 2: .prepared holds the SHA-256 of the files written
+_WRITTEN = ("style.xml", "placeholders.txt", "removed-faces.txt")
 _PLACEHOLDER_SVG = (
     '<svg xmlns="http://www.w3.org/2000/svg" width="1" height="1" viewBox="0 0 1 1"></svg>\n'
 )
@@ -145,6 +155,14 @@ def prepare_style(
     key = hashlib.sha256(key_src.encode()).hexdigest()[:12]
     version = _debian_style_version()
     folder = (cache or cache_dir()) / "style" / f"carto-{version}-{key}"
+    clean_stale_tmp(folder.parent, recursive=False)
+    if folder.is_dir() and (why := _why_bad(folder)) is not None:
+        log.warning("the cached style %s is bad (%s): dropped; it is made again", folder, why)
+        gone = folder.with_name(folder.name + f".tmp-{os.getpid()}-gone")
+        shutil.rmtree(gone, ignore_errors=True)
+        with contextlib.suppress(OSError):  # (another process may have dropped it first)
+            folder.rename(gone)
+        shutil.rmtree(gone, ignore_errors=True)
     done = folder / ".prepared"
     if not done.is_file():
         tmp = folder.with_name(folder.name + f".tmp{os.getpid()}")
@@ -188,7 +206,8 @@ def prepare_style(
         (tmp / "style.xml").write_text(xml, encoding="utf-8")
         (tmp / "placeholders.txt").write_text("\n".join(placeholders))
         (tmp / "removed-faces.txt").write_text("\n".join(removed))
-        (tmp / ".prepared").write_text(version)
+        digests = {n: hashlib.sha256((tmp / n).read_bytes()).hexdigest() for n in _WRITTEN}
+        (tmp / ".prepared").write_text(json.dumps({"version": version, "sha256": digests}))
         try:
             tmp.rename(folder)
         except OSError:  # another process finished first
@@ -205,6 +224,20 @@ def prepare_style(
             UPSTREAM_ARCHIVE,
         )
     return CartoStyle(folder, version, placeholders_t, removed_t)
+
+
+def _why_bad(folder: Path) -> str | None:
+    """Why the working copy in ``folder`` cannot be used (a file cut short or changed, the
+    marker missing), or None when its files match the SHA-256 its marker records."""
+    try:
+        digests = json.loads((folder / ".prepared").read_text())["sha256"]
+        for name in _WRITTEN:
+            data = (folder / name).read_bytes()
+            if hashlib.sha256(data).hexdigest() != digests[name]:
+                return f"{name}: {len(data)} bytes whose SHA-256 is not the one recorded"
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        return f"{type(exc).__name__}: {str(exc)[:200]}"
+    return None
 
 
 def style_xml(style: CartoStyle, conn: Connection) -> str:

@@ -15,6 +15,13 @@ A metatile is rendered under an exclusive file lock, so two processes asking
 for the same tiles render them once; files appear atomically (written, then
 renamed).
 
+Cached files are checked (issue 27): each tile and boxes file has its SHA-256
+beside it (``cartoqa.stores.cache_files``), a tile is handed out only after it
+decodes as a 256 px PNG (a freshly encoded one too), and an entry that is cut
+short, empty or holds the wrong bytes is dropped with a warning and drawn
+again. Temporary files that killed writers left are cleared when a renderer
+first opens the folder; a full disk is a ``TileError`` naming the cache.
+
 When Mapnik fails (loading the style or drawing a metatile) the renderer asks
 the database whether it still answers: if not, it raises ``DatabaseError``
 naming the connection, at once, instead of a ``TileError`` per tile.  A
@@ -28,7 +35,6 @@ import contextlib
 import fcntl
 import json
 import logging
-import os
 import threading
 import time
 from collections import OrderedDict
@@ -38,6 +44,14 @@ from typing import Any
 
 from cartoqa.errors import CartoqaError
 from cartoqa.settings import cache_dir
+from cartoqa.stores.cache_files import (
+    BadCacheEntry,
+    clean_stale_tmp,
+    decoded_png,
+    png_check,
+    read_cache_file,
+    write_cache_file,
+)
 
 from .database import DatabaseError, ExtractDatabase, lost_database
 from .projection import TILE_PX, tile_bounds_m
@@ -50,6 +64,9 @@ log = logging.getLogger(__name__)
 METATILE = 8
 BUFFER_PX = 128  # rendered around the metatile so that labels near its edge are placed whole
 MIN_ZOOM, MAX_ZOOM = 0, 20
+_CHECK_TILE = png_check((TILE_PX, TILE_PX))
+_CLEANED: set[Path] = set()  # tile folders whose stale temporary files this process cleared
+_CLEANED_LOCK = threading.Lock()
 
 
 class TileError(CartoqaError):
@@ -83,8 +100,13 @@ class TileRenderer:
         self.metatile = metatile
         self.use_cache = use_cache
         self.image_format = image_format
-        key = f"{style.folder.name}-m{metatile}"
+        key = f"{style.folder.name}-m{metatile}-checked"  # tiles with their SHA-256 beside
         self.folder = (cache or cache_dir()) / "tiles" / key / database.extract.sha256[:16]
+        if use_cache:
+            with _CLEANED_LOCK:
+                if self.folder not in _CLEANED:
+                    clean_stale_tmp(self.folder)
+                    _CLEANED.add(self.folder)
         self.workers = max(1, workers)
         self._free: list[Any] = []  # Mapnik maps not in use (the last given back first)
         self._made = 0  # maps made or being made; at most ``workers``
@@ -185,15 +207,19 @@ class TileRenderer:
         """The PNG bytes of one tile, from the cache or rendered with its metatile."""
         self.check(z, x, y)
         p = self.path(z, x, y)
-        if self.use_cache and p.is_file():
-            return p.read_bytes()
+        if self.use_cache:
+            # outside the lock a bad entry is only passed over: a writer may be replacing it
+            cached = read_cache_file(p, what="map tile", check=_CHECK_TILE, drop=False)
+            if cached is not None:
+                return cached
         key = self.metatile_of(z, x, y)
         _, mx, my = key
         if not self.use_cache:
             return self._encode(self._render_image(*key), x - mx, y - my)
         with self._metatile_lock(*key):
-            if p.is_file():
-                return p.read_bytes()
+            cached = read_cache_file(p, what="map tile", check=_CHECK_TILE)
+            if cached is not None:
+                return cached
             with self._lock:
                 image = self._images.get(key)
                 if image is not None:
@@ -220,10 +246,12 @@ class TileRenderer:
         now (under the metatile's lock), storing the ``wanted`` tiles (x, y) of it on the
         way, so that the view that needs them does not draw the metatile again."""
         p = self.boxes_path(z, mx, my)
-        if not (self.use_cache and p.is_file()):
+        boxes = _read_boxes(p, drop=False) if self.use_cache else None
+        if boxes is None:
             key = self.metatile_of(z, mx, my)
             with self._metatile_lock(*key):
-                if not (self.use_cache and p.is_file()):
+                boxes = _read_boxes(p) if self.use_cache else None
+                if boxes is None:
                     image = self._render_image(*key)
                     if not self.use_cache:
                         with self._lock:
@@ -235,7 +263,10 @@ class TileRenderer:
                     for x, y in wanted:
                         if self.metatile_of(z, x, y) == key and not self.path(z, x, y).is_file():
                             self._store(self.path(z, x, y), self._encode(image, x - mx, y - my))
-        return [tuple(b) for b in json.loads(p.read_text())]
+                    boxes = _read_boxes(p)
+                    if boxes is None:
+                        raise TileError(f"the placement boxes of {z}/{mx}/{my} were not stored")
+        return boxes
 
     def make_tiles(self, z: int, wanted: Iterable[tuple[int, int]]) -> None:
         """Render the metatile of these tiles (all in one metatile) once and store each of them.
@@ -261,17 +292,26 @@ class TileRenderer:
             for x, y in todo:
                 self._store(self.path(z, x, y), self._encode(image, x - mx, y - my))
 
-    @staticmethod
-    def _store(p: Path, data: bytes) -> None:
-        p.parent.mkdir(parents=True, exist_ok=True)
-        tmp = p.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
-        tmp.write_bytes(data)
-        tmp.replace(p)
+    def _store(self, p: Path, data: bytes) -> None:
+        """Write a cache entry (its SHA-256 beside it); a full or read-only disk is a
+        ``TileError`` naming the cache (the temporary file is removed)."""
+        try:
+            write_cache_file(p, data)
+        except OSError as exc:
+            raise TileError(
+                f"cannot store map tiles in the cache {self.folder}: {exc.strerror} ({p.name}); "
+                "free some space there, or point CARTOQA_CACHE at a disk with room"
+            ) from None
 
     def _encode(self, image: Any, i: int, j: int) -> bytes:
+        """The PNG of tile (i, j) of a metatile image, checked by decoding it."""
         data: bytes = image.view(i * TILE_PX, j * TILE_PX, TILE_PX, TILE_PX).to_string(
             self.image_format
         )
+        try:
+            decoded_png(data, size=(TILE_PX, TILE_PX))
+        except BadCacheEntry as exc:
+            raise TileError(f"Mapnik encoded a tile that is not a whole PNG: {exc}") from None
         return data
 
     def _render_image(self, z: int, mx: int, my: int) -> Any:
@@ -304,6 +344,23 @@ class TileRenderer:
             self.render_seconds += time.perf_counter() - t0
             self.rendered_metatiles += 1
         return image
+
+
+def _check_boxes(data: bytes) -> None:
+    boxes = json.loads(data)
+    if not isinstance(boxes, list) or not all(
+        isinstance(b, list) and len(b) == 4 and all(isinstance(v, int | float) for v in b)
+        for b in boxes
+    ):
+        raise BadCacheEntry("not a list of (x0, y0, x1, y1) boxes")
+
+
+def _read_boxes(p: Path, *, drop: bool = True) -> list[tuple[float, float, float, float]] | None:
+    """The placement boxes kept at ``p``; None when missing or bad (``read_cache_file``)."""
+    data = read_cache_file(p, what="placement boxes", check=_check_boxes, drop=drop)
+    if data is None:
+        return None
+    return [(b[0], b[1], b[2], b[3]) for b in json.loads(data)]
 
 
 def sorted_boxes(found: Iterable[Any]) -> list[tuple[float, float, float, float]]:

@@ -21,6 +21,8 @@ is drawn on its own, on the map's background:
 
 A cell that draws nothing (the same pixels as an empty cell: a feature the
 style draws only with a name, or not at this zoom) is dropped and counted.
+Every image is decoded (and its size checked) before it is written
+(``checked_png``): a legend never holds an image that does not decode.
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ __all__ = [
     "SYMBOL_PX",
     "Legend",
     "LegendError",
+    "checked_png",
     "grid_osm",
     "point_and_label_layers",
     "render_legend",
@@ -79,6 +82,21 @@ class Legend:
     """Entry key ("amenity=bank", category "symbol") -> its PNG, as ``category/key.png``."""
     dropped: dict[str, str] = field(default_factory=dict)
     """``category:key`` -> why ("draws nothing without a name or at this zoom")."""
+
+
+def checked_png(png: bytes, size: int, key: str) -> bytes:
+    """``png`` once it decodes whole as a ``size`` x ``size`` image; ``LegendError`` naming
+    the entry ``key`` and what is wrong otherwise."""
+    from cartoqa.stores.cache_files import BadCacheEntry, decoded_png
+
+    try:
+        decoded_png(png, size=(size, size))
+    except BadCacheEntry as exc:
+        raise LegendError(
+            f"the legend image of {key} is not a whole {size}x{size} PNG ({exc}); "
+            "nothing was written: check Mapnik's install (bash scripts/setup.sh main)"
+        ) from None
+    return png
 
 
 def _cell(n: int) -> tuple[float, float]:
@@ -212,6 +230,6 @@ def render_legend(
             continue
         out = folder / e.category / f"{e.key.replace('=', '-')}.png"
         out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_bytes(png)
+        out.write_bytes(checked_png(png, _SIZE[e.category], f"{e.category}:{e.key}"))
         legend.images[f"{e.category}:{e.key}"] = out
     return legend

@@ -20,13 +20,22 @@ Everything is written under a temporary name and renamed into place, so a
 build killed part-way leaves nothing that a later one would read; two builds
 at once each make their own, the first rename wins and the other's copy is
 dropped. Rebuilding from the same pinned inputs draws the same bytes.
+
+Every read is checked (issue 27): ``legend.json`` keeps each image's SHA-256,
+and a legend is handed out only when its two JSON files parse and every image
+matches its digest and decodes at its size; otherwise it is dropped with a
+warning naming what was wrong and drawn again whole (its look-alike classes
+come from all the images). The embeddings' file has its SHA-256 beside it
+(``cartoqa.stores.cache_files``); one cut short, empty or of the wrong bytes is
+computed again with a warning.
 """
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
+import io
 import json
+import logging
 import os
 import shutil
 import uuid
@@ -39,6 +48,13 @@ import numpy as np
 
 from cartoqa.errors import CartoqaError
 from cartoqa.settings import cache_dir
+from cartoqa.stores.cache_files import (
+    BadCacheEntry,
+    clean_stale_tmp,
+    decoded_png,
+    load_cache_file,
+    write_cache_file,
+)
 
 from .catalogue import CatalogueEntry, build_catalogue
 from .embed import ClipWeights, embed_images
@@ -48,7 +64,9 @@ __all__ = ["LEGEND_VERSION", "LegendSet", "load_embeddings", "load_legend", "wei
 
 #: bump when the legend's drawing or look-alike rules change (sizes, zooms, the grid, the
 #: layers drawn, thresholds): old caches are not reused
-LEGEND_VERSION = 3
+LEGEND_VERSION = 4  # 4: each image's SHA-256 in legend.json, checked on every read
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -179,7 +197,11 @@ def load_legend(
     root.mkdir(parents=True, exist_ok=True)
     final = root / f"legend-{key}"
     if (final / "legend.json").is_file():
-        return _read(final)
+        try:
+            return _read(final)
+        except BadCacheEntry as exc:
+            log.warning("the cached legend %s is bad (%s): dropped; it is drawn again", final, exc)
+            _drop(final)
     _clear_stale(root)
     tmp = _tmp_name(final)
     try:
@@ -214,6 +236,7 @@ def load_legend(
                     "legend_version": LEGEND_VERSION,
                     "placeholders": list(style.placeholders),
                     "images": rel,
+                    "sha256": {k: _file_sha256(p) for k, p in legend.images.items()},
                     "dropped": legend.dropped,
                     "classes": [sorted(c) for c in classes],
                     "typical": typical,
@@ -230,21 +253,57 @@ def load_legend(
             if not (final / "legend.json").is_file():
                 raise
             shutil.rmtree(tmp, ignore_errors=True)  # another build stored it first
-            return _read(final)
+            return _read(final)  # (a bad one raises: the build that stored it is at fault)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     return _read(final, built=True)
 
 
-def _read(folder: Path, *, built: bool = False) -> LegendSet:
+def _drop(folder: Path) -> None:
+    """Remove a bad cached legend: renamed away first (readers see it whole or not at all)."""
+    gone = _tmp_name(folder)
     try:
-        cat = json.loads((folder / "catalogue.json").read_text(encoding="utf-8"))
-        meta = json.loads((folder / "legend.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise CartoqaError(
-            f"the cached legend {folder} is unreadable ({exc}); delete the folder and build again"
-        ) from None
+        folder.rename(gone)
+    except OSError:
+        return  # another process dropped (or replaced) it first
+    shutil.rmtree(gone, ignore_errors=True)
+
+
+def _read(folder: Path, *, built: bool = False) -> LegendSet:
+    """The legend stored in ``folder``, every image checked; ``BadCacheEntry`` saying what is
+    wrong (a file that does not parse, an image that does not match its SHA-256 or does not
+    decode at its size) otherwise."""
+    try:
+        return _read_unchecked(folder, built=built)
+    except BadCacheEntry:
+        raise
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise BadCacheEntry(f"{type(exc).__name__}: {str(exc)[:200]}") from None
+
+
+def _check_images(folder: Path, meta: dict[str, Any]) -> None:
+    from .legend import _SIZE
+
+    digests = meta.get("sha256")
+    if not isinstance(digests, dict) or set(digests) != set(meta["images"]):
+        raise BadCacheEntry("legend.json lacks the images' SHA-256")
+    for key, rel in meta["images"].items():
+        p = folder / rel
+        data = p.read_bytes()
+        if hashlib.sha256(data).hexdigest() != digests[key]:
+            raise BadCacheEntry(f"{p}: {len(data)} bytes whose SHA-256 is not the one recorded")
+        size = _SIZE[key.split(":", 1)[0]]
+        try:
+            decoded_png(data, size=(size, size))
+        except BadCacheEntry as exc:
+            raise BadCacheEntry(f"{p}: {exc}") from None
+
+
+def _read_unchecked(folder: Path, *, built: bool) -> LegendSet:
+    cat = json.loads((folder / "catalogue.json").read_text(encoding="utf-8"))
+    meta = json.loads((folder / "legend.json").read_text(encoding="utf-8"))
+    _check_images(folder, meta)
     by_key = {}
     for raw in cat["entries"]:
         e = CatalogueEntry(
@@ -307,23 +366,27 @@ def load_embeddings(
     weights still warn loudly when read from the cache."""
     from .embed import warn_random_weights
 
+    clean_stale_tmp(legend.folder, recursive=False)
     path = legend.folder / f"clip-{weights_key(weights)}.npz"
     keys = sorted(legend.images)
-    if path.is_file():
-        with contextlib.suppress(OSError, ValueError, KeyError):
-            with np.load(path, allow_pickle=False) as data:
-                stored = [str(k) for k in data["keys"]]
-                vectors = np.asarray(data["vectors"])
-            if stored == keys:
-                if weights.random_weights:
-                    warn_random_weights()
-                return dict(zip(keys, vectors, strict=True)), {**weights.describe(), "cached": True}
+
+    def load(data: bytes) -> np.ndarray:
+        with np.load(io.BytesIO(data), allow_pickle=False) as z:
+            stored = [str(k) for k in z["keys"]]
+            vectors = np.asarray(z["vectors"])
+        if stored != keys:
+            raise BadCacheEntry("its keys are not the legend's images")
+        if vectors.ndim != 2 or len(vectors) != len(keys) or not np.isfinite(vectors).all():
+            raise BadCacheEntry(f"vectors of shape {vectors.shape}, not one per image")
+        return vectors
+
+    cached = load_cache_file(path, load, what="CLIP embeddings")
+    if cached is not None:
+        if weights.random_weights:
+            warn_random_weights()
+        return dict(zip(keys, cached, strict=True)), {**weights.describe(), "cached": True}
     vectors, info = embed_images([legend.images[k] for k in keys], weights)
-    tmp = _tmp_name(path)
-    try:
-        with tmp.open("wb") as f:
-            np.savez(f, keys=np.asarray(keys), vectors=vectors)
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
+    buf = io.BytesIO()
+    np.savez(buf, keys=np.asarray(keys), vectors=vectors)
+    write_cache_file(path, buf.getvalue())
     return dict(zip(keys, vectors, strict=True)), {**info, "cached": False}
