@@ -2,6 +2,8 @@
 
 ``evaluators.numeric``: numbers with units out of free text, tolerance
 accuracy and 1 - MAPE.  Later modules add the map tasks and the GPS tasks.
+``evaluators.hedges``: the words that negate a value ("not 2", "E is wrong") or
+hedge it ("A or B", "2 or 3"), which every parser reads.
 ``evaluators.metrics``: every metric, written once (accuracy, RMSE, MAE, MAPE,
 1 - MAPE, r^2, precision/recall/F1, ``grouped``).
 Every parser is bounded and linear in the answer's length (limits in

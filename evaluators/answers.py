@@ -66,11 +66,22 @@ from cartoqa.records import (
     ValuesTruth,
 )
 
+from .hedges import (
+    WINDOW,
+    alternative_at,
+    blanked,
+    is_negated,
+    negated_spans,
+    rejected_after,
+    yes_no_hedge,
+)
 from .numeric import (
+    UNITS,
     AnswerParseError,
     check_answer_length,
     checked_number,
     final_answer_text,
+    in_unit,
     parse_number,
 )
 
@@ -83,12 +94,14 @@ __all__ = [
     "Codec",
     "answer_matches",
     "last_json_value",
+    "letters_hedge",
     "normalise_name",
     "parse_answer",
     "parse_choice",
     "parse_sample_answer",
     "parse_yes_no",
     "score_response",
+    "without_negated_letters",
 ]
 
 
@@ -124,11 +137,16 @@ def parse_choice(text: str, options: Any = None) -> str:
     "\\boxed{D}", "The answer is D", "Answer: D", "Option B) south".  Given the sample's
     ``options``, a letter that is not one ("I" in "I think D") is passed over for the first
     standalone capital that is, and an answer that writes one option's text instead of its
-    letter ("West", "[0, 3, 7]") is read as that option.  Raises ``AnswerParseError`` when
-    there is none."""
-    body = _LEAD.sub("", _unwrapped(text), count=1)
-    m = _LETTER.match(body)
+    letter ("West", "[0, 3, 7]") is read as that option.  A letter the text negates ("not E",
+    "E is wrong", "A and E are incorrect") is passed over ("E is wrong; it is A" gives A);
+    two options given as alternatives ("A or B", "A, B", "A/B", "maybe A, maybe B") make the
+    answer hedged.  Raises ``AnswerParseError`` when there is none, or it is hedged."""
     letters = {str(k).upper() for k in options} if options else None
+    body, negated = without_negated_letters(_unwrapped(text), letters)
+    if hedge := letters_hedge(body, letters):
+        raise AnswerParseError(f"a hedged answer: {hedge!r} gives two options; one is asked")
+    body = _LEAD.sub("", body, count=1)
+    m = _LETTER.match(body)
     if m and (letters is None or m.group(1).upper() in letters):
         return m.group(1).upper()
     if letters is not None:
@@ -140,7 +158,49 @@ def parse_choice(text: str, options: Any = None) -> str:
         hits = [str(k).upper() for k, v in options.items() if _option_key(str(v)) == written]
         if written and len(hits) == 1:
             return hits[0]
+    if negated:
+        raise AnswerParseError(f"a negated answer: {negated} is ruled out and no option given")
     raise AnswerParseError(f"no option letter in {text[:80]!r}")
+
+
+# more option letters joined to one: "A and E (are wrong)", "A, B or E"
+_LETTER_LIST = re.compile(r"(?:\s*(?:,|and\b|or\b|&|/)\s*\(?[A-Z]\)?(?![A-Za-z'’]))*")
+# the second of two alternatives: a letter standing alone, then the end, a mark, or or/and
+_SECOND = re.compile(r"([A-Z])[)\]>*\"'`]*(?=\s*(?:$|[.,;:!?)\]]|(?:or|and)\b))")
+
+
+def without_negated_letters(text: str, letters: set[str] | None) -> tuple[str, str | None]:
+    """``text`` with each capital letter (of ``letters``, when given) that it negates made a
+    space ("not E", "E is wrong", "A and E are incorrect"), and the first letter negated
+    (None when none is).  Linear in the text's length."""
+
+    def negated(text: str, m: re.Match[str]) -> bool:
+        if letters is not None and m.group(1) not in letters:
+            return False
+        listed = _LETTER_LIST.match(text, m.end(), min(len(text), m.end() + WINDOW))
+        end = listed.end() if listed else m.end()
+        return is_negated(text, m.start(), m.end()) or rejected_after(text, end)
+
+    spans = negated_spans(text, _LONE_LETTER, negated)
+    if not spans:
+        return text, None
+    return blanked(text, spans), text[spans[0][0] : spans[0][1]]
+
+
+def letters_hedge(text: str, letters: set[str] | None) -> str | None:
+    """Two different option letters given as alternatives ("A or B", "A, B", "A/B", "A and
+    B", "maybe A, maybe B"), as written, or None.  The first 1,000 characters are read."""
+    head = text[:1000]
+    for m in _LONE_LETTER.finditer(head):
+        if letters is not None and m.group(1) not in letters:
+            continue
+        alt = alternative_at(head, m.start(), m.end(), and_ok=True)
+        if alt is None:
+            continue
+        n = _SECOND.match(head, alt)
+        if n and n.group(1) != m.group(1) and (letters is None or n.group(1) in letters):
+            return head[m.start() : n.end()]
+    return None
 
 
 def _option_key(text: str) -> str:
@@ -150,7 +210,10 @@ def _option_key(text: str) -> str:
 
 def parse_yes_no(text: str) -> bool:
     """Yes or no from a final-answer text: "yes", "No.", "[Yes]", "<yes>", '"Yes"',
-    "Yes (detour 1.3%)", "No – ..."; "no idea" and "not sure" are neither."""
+    "Yes (detour 1.3%)", "No – ..."; "no idea" and "not sure" are neither, and "yes or no",
+    "Yes/No", "maybe yes, maybe no" are hedged (``AnswerParseError``)."""
+    if hedge := yes_no_hedge(text):
+        raise AnswerParseError(f"a hedged answer: {hedge!r} gives both; one is asked")
     m = _YES_NO.match(_unwrapped(text).lower())
     if m and m.group(1) in _YES:
         return True
@@ -430,8 +493,16 @@ def answer_matches(truth: Any, parsed: Any) -> bool:
 
 
 def _match_number(truth: NumberTruth, parsed: Any) -> bool:
+    """In the truth's unit: a unit written is converted (``in_unit``); one of another
+    dimension, or a word that is no unit, is wrong.  A truth unit the table lacks falls back
+    to the truth's ``equivalents``."""
     value, want = parsed.value, truth.value
-    if parsed.unit and truth.unit and parsed.unit != truth.unit:
+    if truth.unit in UNITS or (truth.unit and parsed.unknown):
+        try:
+            value = in_unit(parsed, truth.unit)
+        except AnswerParseError:
+            return False
+    elif parsed.unit and truth.unit and parsed.unit != truth.unit:
         if parsed.unit not in truth.equivalents:
             return False
         want = truth.equivalents[parsed.unit]

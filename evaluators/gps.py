@@ -19,6 +19,13 @@ qualifier such as "(Murun)" or "city" allowed).  Place association accepts
 the GeoNames name or any alternate name, and is also graded at province/state
 level (GeoNames' admin1 name, accents, case and words such as "Province"
 or "Governorate" aside, or a letter code such as "CA") and at country level.
+
+Numbers are read in the truth's unit (``evaluators.numeric.in_unit``): a distance in
+miles, metres or nautical miles, an area in m², mi², ha or acres, an angle in radians is
+converted, and one of another dimension (a polygon's "1000 km", a bearing's "26.8 km") or
+a word that is no unit is unreadable; the values of an answer's object are read in their
+key's unit (the truth's ``units``; degrees for a latitude or longitude).  Negated and
+hedged answers are unreadable (``evaluators.hedges``).
 """
 
 from __future__ import annotations
@@ -55,6 +62,7 @@ from .numeric import (
     AnswerParseError,
     final_answer_region,
     final_answer_text,
+    in_unit,
     parse_number,
     parse_result_number,
     within_tolerance,
@@ -175,8 +183,9 @@ _HEMI_AFTER = re.compile(r"\d\s*(?:°|deg(?:rees?)?)?\s*(west|south|w|s)\b", re.
 
 
 def _degrees(response: str) -> float:
-    """A signed angle: the result number, negative where a hemisphere letter says W or S."""
-    value = parse_result_number(response).value
+    """A signed angle: the result number (in degrees, converted from radians; another unit
+    refused), negative where a hemisphere letter says W or S."""
+    value = in_unit(parse_result_number(response), "deg")
     if value > 0 and _HEMI_AFTER.search(final_answer_text(response)[:1000]):
         value = -value
     return value
@@ -217,25 +226,38 @@ _UTM_TEXT = {
 }
 
 
-def _as_number(value: object) -> float | None:
+def _as_number(value: object, unit: str | None = None) -> float | None:
+    """A value of an answer's object as a number in ``unit`` (None: as written); a string
+    is read by ``parse_number`` ("13N" -> 13, "810,891.5 m" -> 810891.5, "465.6 km" in m
+    -> 465600); a string with no digit is no value (None), one hedged, negated or in a unit
+    of another dimension is ``AnswerParseError``."""
     if isinstance(value, bool):
         return None
     if isinstance(value, int | float):
         return float(value)
-    if isinstance(value, str):
-        try:
-            return parse_number(value[:200]).value  # "13N" -> 13, "810,891.5 m" -> 810891.5
-        except AnswerParseError:
-            return None
+    if isinstance(value, str) and re.search(r"\d", value[:200]):
+        got = parse_number(value[:200])
+        return got.value if unit is None and got.unknown is None else in_unit(got, unit)
     return None
 
 
-def read_values(response: str, keys: list[str]) -> dict[str, float | None]:
+def _key_unit(key: str, units: dict[str, str]) -> str | None:
+    """The unit a value of the answer's object is asked in: the truth's ``units``, else
+    degrees for a latitude or longitude ("min_lat", "centroid_lon")."""
+    if key in units:
+        return units[key]
+    return "deg" if re.search(r"(?:^|_)(?:lat|lon)(?:$|_)", key) else None
+
+
+def read_values(
+    response: str, keys: list[str], units: dict[str, str] | None = None
+) -> dict[str, float | None]:
     """The values of ``keys`` a response gives: a JSON object after the last FINAL ANSWER
     (or anywhere), else the same object read leniently (single quotes, "810,891.5"), else a
     UTM written as text ("Zone 13N, 810891.5 E, 2252034.6 N").  Keys match whatever their
     case or spacing ("Easting", "zone_number" is not "zone"); numbers written as strings
-    ("13N") are read.  A key not found maps to None."""
+    ("13N") are read, in the key's unit of ``units`` (a unit written is converted, one of
+    another dimension refused).  A key not found maps to None."""
     got: dict[str, object] = {}
     for where in (final_answer_text(response), final_answer_region(response), response):
         try:
@@ -253,7 +275,7 @@ def read_values(response: str, keys: list[str]) -> dict[str, float | None]:
             except AnswerParseError:
                 continue
     by_key = {_key(str(k)): v for k, v in got.items()}
-    out = {k: _as_number(by_key.get(_key(k))) for k in keys}
+    out = {k: _as_number(by_key.get(_key(k)), _key_unit(k, units or {})) for k in keys}
     if any(v is None for v in out.values()) and set(keys) <= set(_UTM_TEXT):
         text = final_answer_region(response)[:2000]
         for k in keys:
@@ -389,26 +411,6 @@ def _country_ok(text: str, country: str) -> bool:
 
 #: tasks scored with 1 - MAPE beside the tolerance
 _NUMERIC = frozenset({"distance", "polygon", "polygon_perimeter"})
-_KM2_PER = {"m": 1e-6, "mi": 2.589988110336, "ha": 0.01}
-# the unit after an area: "km²", "km2", "sq km", "square kilometres", "m²", "mi^2", "ha"
-_AREA_UNIT = re.compile(
-    r"\d\s*(sq(?:uare)?\.?\s*)?(km|kilomet(?:er|re)s?|m|met(?:er|re)s?|mi|miles?|ha|hectares?)"
-    r"(²|\^2|2)?(?![a-z])",
-    re.IGNORECASE,
-)
-
-
-def _area_km2(response: str) -> float:
-    """An area in km²: the result number, converted where it is written in m², mi² or ha."""
-    value = parse_result_number(response).value
-    m = _AREA_UNIT.search(final_answer_text(response)[:1000])
-    if m:
-        unit = m.group(2).lower()
-        key = "ha" if unit.startswith("h") else "km" if unit.startswith("k") else unit[:2]
-        key = "m" if key in ("m", "me") else key
-        if key == "ha" or (key in _KM2_PER and (m.group(1) or m.group(3))):
-            value *= _KM2_PER[key]
-    return value
 
 
 def _close(pred: float, truth: float) -> float:
@@ -449,19 +451,14 @@ def _score(sample: Sample, response: str) -> GpsScore:
         return GpsScore(ok, why=None if ok else f"off by more than {tol.abs:g} degrees")
     if task == "distance":
         assert isinstance(truth, NumberTruth)
-        got = parse_result_number(response)
-        value = got.value
-        if got.unit == "mi":
-            value *= 1.609344
-        elif got.unit == "m":
-            value /= 1000
+        value = in_unit(parse_result_number(response), truth.unit or "km")
         tol = truth.tolerance or _LEGACY[task]
         ok = tol.allows(value, truth.value)
         why = None if ok else f"outside max({tol.abs:g} km, {tol.rel:.0%})"
         return GpsScore(ok, _close(value, truth.value), why)
     if task == "bearing":
         assert isinstance(truth, NumberTruth)
-        value = parse_result_number(response).value
+        value = in_unit(parse_result_number(response), truth.unit or "deg")
         if why := out_of_range(value, "bearing"):
             return GpsScore(False, why=why)
         tol = truth.tolerance or _LEGACY[task]
@@ -469,7 +466,7 @@ def _score(sample: Sample, response: str) -> GpsScore:
         return GpsScore(ok, why=None if ok else f"more than {tol.abs:g} degrees off")
     if task == "polygon":
         assert isinstance(truth, NumberTruth)
-        value = _area_km2(response)
+        value = in_unit(parse_result_number(response), truth.unit or "km2")
         tol = truth.tolerance or _LEGACY[task]
         ok = tol.allows(value, truth.value)
         return GpsScore(
@@ -489,7 +486,7 @@ def _score(sample: Sample, response: str) -> GpsScore:
         ok = tol.allows(value, truth.value)
         return GpsScore(ok, why=None if ok else f"more than {tol.abs:g} degrees off")
     if isinstance(truth, ValuesTruth):
-        vals = read_values(response, list(truth.values))
+        vals = read_values(response, list(truth.values), truth.units)
         missing = [k for k, v in vals.items() if v is None]
         if missing:
             return GpsScore(False, 0.0 if task in _NUMERIC else None, f"missing {missing}")

@@ -11,11 +11,15 @@ answers over ``MAX_ANSWER_CHARS`` are unreadable):
 
 - ``parse_presence``: the first line that reads as yes or no ("**Yes**", "Yes.", "- yes",
   "Answer: No", "No, there is none"), prose lines before it passed over; failing that, a
-  first line that begins with the bare word ("No hospital is shown").
+  first line that begins with the bare word ("No hospital is shown").  A line that gives
+  both ("Yes or no", "maybe yes, maybe no") is unreadable.
 - ``parse_count``: the first line that begins with a count ("4", "**4**", "1,234",
   "Three.", "None", "No banks"), or says one ("There are 3 banks", "I count 3", "The
   total is 3"); failing those, the one number of the first line.  A count that is
-  negative, not an integer or above ``MAX_COUNT`` makes the answer unreadable.
+  negative, not an integer or above ``MAX_COUNT`` makes the answer unreadable.  A
+  multiplier word is applied ("2 million": unreadable, above ``MAX_COUNT``); a negated
+  count ("not 2", "2 is wrong") is passed over; two counts given as alternatives ("2 or
+  3", "2-3", "maybe 4, maybe 5") make the answer unreadable.
 - ``parse_names``: a JSON list (also in a code fence), or one name a line with bullets,
   markdown and quotes removed; ``""``, ``''`` and "unnamed" are the empty name; a first
   line "None" / "There are no ..." / "No names" is no name at all; a heading line ending
@@ -127,8 +131,9 @@ from cartoqa.records import (
 from cartoqa.tasks.map_features import FEATURE_TYPES
 
 from .answers import MAX_LINES, last_json_value, normalise_name
+from .hedges import alternative_at, blanked, is_negated, negated_spans, yes_no_hedge
 from .metrics import mean as _mean
-from .numeric import AnswerParseError, check_answer_length, final_answer_region
+from .numeric import AnswerParseError, check_answer_length, final_answer_region, multiplier_at
 from .verdicts import verdict as _score
 from .verdicts import why_unreadable as _why_not
 
@@ -238,18 +243,25 @@ def _yes_no(text: str) -> bool | None:
     return m.group(1).lower() in ("yes", "true")
 
 
+def _not_hedged(line: str, got: bool) -> bool:
+    if hedge := yes_no_hedge(_clean(line)):
+        raise AnswerParseError(f"a hedged answer: {hedge!r} gives both; one is asked")
+    return got
+
+
 def parse_presence(sample: Sample, response: str) -> bool:
     """Yes (True) or no (False): the first line that reads as one, or a first line that
-    begins with the bare word.  Raises ``AnswerParseError`` when there is none."""
+    begins with the bare word.  Raises ``AnswerParseError`` when there is none, or when
+    that line gives both ("Yes or no", "Yes/No", "maybe yes, maybe no")."""
     lines = _answer_lines(response or "")
     for line in lines:
         for text in _candidates(line):
             got = _yes_no(text)
             if got is not None:
-                return got
+                return _not_hedged(line, got)
     m = _YES_NO_LOOSE.match(_clean(lines[0]))
     if m:
-        return m.group(1).lower() == "yes"
+        return _not_hedged(lines[0], m.group(1).lower() == "yes")
     raise AnswerParseError(f"neither yes nor no: {lines[0][:80]!r}")
 
 
@@ -334,12 +346,58 @@ def _decimal_follows(text: str, end: int) -> bool:
     return bool(re.match(r"[.,]\d", text[end : end + 2]))
 
 
+_COUNT_TOKEN = re.compile(rf"(?<![\w.,])({_DIGITS})|\b({_WORD})\b", re.IGNORECASE)
+
+
+def _without_negated_counts(line: str) -> tuple[str, str | None]:
+    """``line`` with each count it negates made spaces ("not 2", "2 is wrong"), and the
+    first one negated (None when none is)."""
+    spans = negated_spans(line, _COUNT_TOKEN, lambda t, m: is_negated(t, m.start(), m.end()))
+    if not spans:
+        return line, None
+    return blanked(line, spans), line[spans[0][0] : spans[0][1]]
+
+
+def _token_count(text: str, pos: int) -> int | None:
+    """The count written at ``pos`` (digits or a number word), None when there is none or
+    it cannot be a count."""
+    m = _COUNT_TOKEN.match(text, pos)
+    if m is None:
+        return None
+    try:
+        return _count_value(m.group(1), m.group(2), None, text)
+    except AnswerParseError:
+        return None
+
+
+def _checked_count(text: str, start: int, end: int, value: int) -> int:
+    """``value``, read at ``text[start:end]``, with a multiplier word after it applied ("2
+    million"); ``AnswerParseError`` when another count is given beside it ("2 or 3",
+    "maybe 4, maybe 5", "2-3", "between 2 and 3") or the product is no count."""
+    factor, after = multiplier_at(text, end)
+    if factor != 1.0:
+        value = _count_value(f"{value * factor:.0f}", None, None, text)
+        end = after
+    alt = alternative_at(text, start, end)
+    if alt is not None:
+        other = _token_count(text, alt)
+        if other is not None and other != value:
+            raise AnswerParseError(
+                f"a hedged answer: {text[start : alt + 20][:60]!r} gives two counts; one is asked"
+            )
+    return value
+
+
 def parse_count(sample: Sample, response: str) -> int:
     """The count an answer gives (see the module's notes).  Raises ``AnswerParseError``
     when there is none, or when the count read is negative, not an integer or larger than
-    ``MAX_COUNT``."""
+    ``MAX_COUNT``, or hedged ("2 or 3"); a negated count ("not 2", "2 is wrong") is passed
+    over, and an answer whose only count is negated is unreadable."""
     lines = _answer_lines(response or "")
-    for line in lines:
+    negated = None
+    for raw in lines:
+        line, gone = _without_negated_counts(raw)
+        negated = negated or gone
         for text in _candidates(line):
             m = _COUNT_START.match(text)
             if m is None:
@@ -353,11 +411,20 @@ def parse_count(sample: Sample, response: str) -> int:
                 raise AnswerParseError(f"a count that is not an integer: {text[:40]!r}")
             if digits is not None:
                 digits = _with_exponent(text, m.start(1), digits)
-            return _count_value(digits, m.group(2), m.group(3), text)
-    first = _clean(lines[0])
+            value = _count_value(digits, m.group(2), m.group(3), text)
+            group = 1 if m.group(1) is not None else 2 if m.group(2) is not None else 3
+            start = m.start(group)
+            return _checked_count(text, start, start + len(digits or m.group(group)), value)
+    first, gone = _without_negated_counts(_clean(lines[0]))
     numbers = list(_ANY_DIGITS.finditer(first[:1000]))
     if len(numbers) == 1:
-        return _count_value(numbers[0].group(0), None, None, first)
+        n = numbers[0]
+        value = _count_value(n.group(0), None, None, first)
+        return _checked_count(first, n.start(), n.end(), value)
+    if negated or gone:
+        raise AnswerParseError(
+            f"a negated answer: {negated or gone!r} is ruled out and no count given"
+        )
     raise AnswerParseError(f"no count in {lines[0][:80]!r}")
 
 

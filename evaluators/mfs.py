@@ -22,6 +22,10 @@ over ``MAX_ANSWER_CHARS``, or of more than ``MAX_LINES`` lines, are unreadable;
 - the last line, then the first, read by ``parse_choice`` ("The answer is C.", "I think
   C", prose ending in the letter).
 
+A letter the answer negates ("not E", "E is wrong", "A and E are incorrect") is passed
+over before any of these ("E is wrong; it is A" reads A; "not E" alone is unreadable), and
+two options given as alternatives ("A or B", "A, B", "maybe A, maybe B", "the answer is A
+or B") make the answer unreadable (``evaluators.hedges``).
 A capital letter that is no option ("F", "I" in "I think") is passed over; a line that
 opens with the article "A" before a word that is not option A's text ("A dollar sign")
 may still be read as A by ``parse_choice``, the last resort.
@@ -62,7 +66,8 @@ from collections.abc import Sequence
 
 from cartoqa.records import ChoiceTruth, Sample, SampleScore
 
-from .answers import MAX_LINES, parse_choice
+from .answers import MAX_LINES, letters_hedge, parse_choice, without_negated_letters
+from .hedges import WINDOW
 from .map_features import ORIGINAL_SEED
 from .metrics import mean as _mean
 from .numeric import (
@@ -127,12 +132,18 @@ def _key(text: str) -> str:
 
 
 def _said(region: str, options: dict[str, str]) -> str | None:
-    """The letter of the last explicit statement ("the answer is C") that names an option."""
+    """The letter of the last explicit statement ("the answer is C") that names an option;
+    ``AnswerParseError`` when that statement gives two ("the answer is C or D")."""
     found = None
     for m in _SAYS.finditer(region):
         if m.group(1) in options:
-            found = m.group(1)
-    return found
+            found = m
+    if found is None:
+        return None
+    at = found.start(1)
+    if hedge := letters_hedge(region[at : at + 2 * WINDOW], set(options)):
+        raise AnswerParseError(f"a hedged answer: {hedge!r} gives two options; one is asked")
+    return found.group(1)
 
 
 def _alone(line: str, options: dict[str, str]) -> str | None:
@@ -177,7 +188,20 @@ def parse_mfs(sample: Sample, response: str) -> str:
     if has_final_answer(response):
         text = final_answer_text(response)
         return _named(text, options) or parse_choice(text, options)
-    region = final_answer_region(response)
+    region, negated = without_negated_letters(final_answer_region(response), set(options))
+    try:
+        return _read_region(region, options)
+    except AnswerParseError as exc:
+        if negated and not str(exc).startswith("a hedged"):
+            raise AnswerParseError(
+                f"a negated answer: {negated} is ruled out and no option given"
+            ) from None
+        raise
+
+
+def _read_region(region: str, options: dict[str, str]) -> str:
+    """The option a response with no FINAL ANSWER marker gives (its negated letters already
+    made spaces)."""
     lines = region.splitlines()
     if len(lines) > MAX_LINES:
         raise AnswerParseError(f"{len(lines):,} lines, more than the {MAX_LINES:,} read")

@@ -61,6 +61,7 @@ from .numeric import (
     NumberAnswer,
     check_answer_length,
     final_answer_text,
+    in_unit,
     parse_number,
 )
 
@@ -83,7 +84,9 @@ __all__ = [
     "published_tables",
     "published_turn",
     "r_squared",
+    "rle_length",
     "rle_metrics",
+    "rle_value",
     "route_connected",
     "score_route",
     "step_scores",
@@ -620,21 +623,26 @@ def parse_first_line_number(answer: str) -> NumberAnswer:
     return parse_number(final_answer_text(first))
 
 
-def rle_value(truth: NumberTruth, answer: str | None) -> float | None:
-    """The length an RLE answer gives, in the truth's unit (None when unreadable).
-
-    The first line holds the answer; a value in the other unit (m vs ft) is
-    converted through the truth's ``equivalents``.
-    """
+def rle_length(truth: NumberTruth, answer: str | None) -> float:
+    """The length an RLE answer gives, in the truth's unit: the number on the first line,
+    converted from any length unit written ("0.3 km", "984 ft", "328 yards", "0.19 miles");
+    a number with no unit is taken in the unit asked.  ``AnswerParseError`` when there is
+    none, when it is hedged ("90 or 100 m") or negated ("not 90 m"), or written in a unit
+    that is no length ("90 km²") or no unit known ("90 furlongs")."""
     if not answer or not answer.strip():
-        return None
+        raise AnswerParseError("no answer")
+    got = parse_first_line_number(answer)
+    if truth.unit is None:
+        return got.value
+    return in_unit(got, truth.unit)
+
+
+def rle_value(truth: NumberTruth, answer: str | None) -> float | None:
+    """``rle_length``, or None when the answer is unreadable."""
     try:
-        got = parse_first_line_number(answer)
+        return rle_length(truth, answer)
     except AnswerParseError:
         return None
-    if got.unit and truth.unit and got.unit != truth.unit and got.unit in truth.equivalents:
-        return got.value * truth.value / truth.equivalents[got.unit]
-    return got.value
 
 
 def r_squared(predicted: Sequence[float], truth: Sequence[float]) -> float:

@@ -7,6 +7,17 @@ bold, scientific notation ("4.821e1 m", "1.2E-3 km", "4.8 × 10^3 m",
 space ("7 566 km").  "10,20" and "10, 20" are two numbers, not ten thousand
 and twenty.
 
+Units and words after a number: a multiplier word is applied ("2 million" is
+2,000,000); the unit written is one of ``UNITS`` (lengths, areas, angles, each
+in its forms: "km", "kilometres", "sq km", "km²", "km^2", "square miles",
+"acres", "nautical miles", "light years", "°", "rad") or, when the word after
+the number is none of these nor a common word ("and", "W", "clockwise"), kept
+as ``NumberAnswer.unknown``; ``in_unit`` converts to the unit asked and
+refuses an unknown word or a unit of another dimension.  A negated number
+("not 2", "2 is wrong") is passed over; two different numbers given as
+alternatives ("2 or 3", "maybe 4, maybe 5", "2-3") make the answer hedged,
+unreadable (``evaluators.hedges``).
+
 ``parse_result_number`` reads the result where a model writes a working: in
 ``FINAL ANSWER: d = 2R·asin(...) = 7566 km`` the number after the last "="
 (or "≈", "→", "gives", "equals"), and on a last line with no marker
@@ -22,7 +33,6 @@ here runs in time linear in the answer's length.
 
 from __future__ import annotations
 
-import contextlib
 import math
 import re
 from collections.abc import Sequence
@@ -31,10 +41,13 @@ from dataclasses import dataclass
 from cartoqa.records.truths import within
 
 from . import metrics
+from .errors import AnswerParseError
+from .hedges import MAX_NEGATED, alternative_at, is_negated
 
 __all__ = [
     "MAX_ANSWER_CHARS",
     "MAX_MAGNITUDE",
+    "UNITS",
     "AnswerParseError",
     "NumberAnswer",
     "check_answer_length",
@@ -42,6 +55,8 @@ __all__ = [
     "final_answer_region",
     "final_answer_text",
     "has_final_answer",
+    "in_unit",
+    "multiplier_at",
     "one_minus_mape",
     "parse_number",
     "parse_result_number",
@@ -55,10 +70,6 @@ MAX_ANSWER_CHARS = 1_000_000
 #: the largest magnitude a number in an answer may have; a larger one is unreadable (its
 #: square, in r^2 or RMSE, stays far from overflowing)
 MAX_MAGNITUDE = 1e100
-
-
-class AnswerParseError(ValueError):
-    """A model answer that holds no value of the kind asked for."""
 
 
 def check_answer_length(response: str) -> str:
@@ -97,29 +108,86 @@ _NUMBER = re.compile(
     r"(?:\s*([A-Za-z°µ]+\.?))?"
 )
 _SUPERSCRIPTS = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻", "0123456789+-")
-_UNIT_ALIASES = {
-    "km": "km",
-    "kms": "km",
-    "kilometer": "km",
-    "kilometers": "km",
-    "kilometre": "km",
-    "kilometres": "km",
-    "m": "m",
-    "meter": "m",
-    "meters": "m",
-    "metre": "m",
-    "metres": "m",
-    "mi": "mi",
-    "mile": "mi",
-    "miles": "mi",
-    "ft": "ft",
-    "feet": "ft",
-    "foot": "ft",
-    "°": "deg",
-    "deg": "deg",
-    "degree": "deg",
-    "degrees": "deg",
+
+#: every unit a number may be written in: canonical name -> (dimension, size in the
+#: dimension's base unit: metres, square kilometres, degrees).  A number is converted to the
+#: unit asked from any of these of the same dimension; one of another dimension (a length
+#: for an area) or a word that is none of these is refused, never read as the unit asked.
+UNITS: dict[str, tuple[str, float]] = {}
+_LENGTH_M = {
+    "m": 1.0,
+    "km": 1000.0,
+    "mi": 1609.344,
+    "nmi": 1852.0,
+    "ft": 0.3048,
+    "yd": 0.9144,
+    "in": 0.0254,
+    "cm": 0.01,
+    "mm": 0.001,
+    "ly": 9_460_730_472_580_800.0,
 }
+UNITS |= {u: ("length", f) for u, f in _LENGTH_M.items()}
+UNITS |= {f"{u}2": ("area", (f / 1000.0) ** 2) for u, f in _LENGTH_M.items()}
+UNITS |= {"ha": ("area", 0.01), "acre": ("area", 0.0040468564224)}
+UNITS |= {"deg": ("angle", 1.0), "rad": ("angle", 180.0 / math.pi)}
+
+# how each unit is written (case aside; a space in a form is any run of spaces or a hyphen)
+_FORMS = {
+    "km": "km kms kilometer kilometers kilometre kilometres",
+    "m": "m meter meters metre metres",
+    "mi": "mi mile miles",
+    "nmi": "nmi nm nautical_mile nautical_miles",
+    "ft": "ft foot feet",
+    "yd": "yd yds yard yards",
+    "in": "inch inches",
+    "cm": "cm centimeter centimeters centimetre centimetres",
+    "mm": "mm millimeter millimeters millimetre millimetres",
+    "ly": "ly light_year light_years lightyear lightyears",
+    "ha": "ha hectare hectares",
+    "acre": "acre acres",
+    "deg": "° º ˚ deg degs degree degrees",
+    "rad": "rad rads radian radians",
+}
+_UNIT_OF_FORM = {
+    form.replace("_", " "): unit for unit, forms in _FORMS.items() for form in forms.split()
+}
+
+
+def _alternation(units: str) -> str:
+    forms = [f for u in units.split() for f in _FORMS[u].split()]
+    return "|".join(
+        re.escape(f).replace("_", r"[\s\-]+") for f in sorted(forms, key=len, reverse=True)
+    )
+
+
+_LENGTHS = _alternation("km m mi nmi ft yd in cm mm ly")
+# a unit after a number: an area ("sq km", "square miles", "km²", "km^2", "km2", "m
+# squared", "ha", "acres"), an angle ("°", "rad") or a length; the longest form first
+_UNIT = re.compile(
+    r"[ \t\u00a0]*(?:"
+    rf"(?:sq\.?|square)\s*(?P<sq>{_LENGTHS})"
+    rf"|(?P<squared>{_LENGTHS})(?:\s*(?:²|\^\s*2|\*\*\s*2)|2(?!\d)|\s+squared|\s+sq\b\.?)"
+    rf"|(?P<other>{_alternation('ha acre deg rad')}|{_LENGTHS})"
+    r")(?:(?<=[°º˚²])|(?![A-Za-z]))\.?",
+    re.IGNORECASE,
+)
+# "2 million", "1.5 thousand": applied to the number, never dropped
+_MULTIPLIERS = {"hundred": 1e2, "thousand": 1e3, "million": 1e6, "billion": 1e9, "trillion": 1e12}
+_MULTIPLIER = re.compile(
+    r"[ \t\u00a0]*(hundred|thousand|million|billion|trillion)s?(?![A-Za-z])", re.IGNORECASE
+)
+# a word straight after a number, read as the unit written when it is no unit known
+_WORD = re.compile(r"[ \t\u00a0]*([A-Za-zµ]+)")
+# words that may follow a number and are no unit: "7566 and", "53.0 W", "26.8 clockwise"
+_NOT_UNITS = frozenset(
+    """and or to in into is are was were be at from for of on by with the a an as which that
+    this it its so but not than if when where while between approximately approx about
+    roughly around exactly nearly almost total n s e w north south east west ne nw se sw nne
+    ene ese sse ssw wsw wnw nnw northeast northwest southeast southwest true clockwise along
+    via plus minus give gives long away apart each per rounded round estimated because since
+    given using measured here there i we you x latitude longitude lat lon lng bearing
+    distance area azimuth heading direction t""".split()  # noqa: SIM905
+)
 
 
 def final_answer_text(response: str) -> str:
@@ -156,24 +224,145 @@ class NumberAnswer:
     """A number read from an answer, with its unit when one was written."""
 
     value: float
+    """The number, a multiplier word after it applied ("2 million" -> 2000000)."""
     unit: str | None
+    """The unit written, by its name in ``UNITS`` ("km", "km2", "deg"); None for none."""
+    unknown: str | None = None
+    """The word written straight after the number when it is no unit known ("furlongs",
+    "light" of "light-hours"): ``in_unit`` refuses such a number."""
 
 
-def parse_number(text: str) -> NumberAnswer:
-    """The first number in ``text`` with its unit ("1,234.5 km" -> 1234.5, "km";
-    "4.821e1 m" -> 48.21, "m").  A number that is not finite or larger than
-    ``MAX_MAGNITUDE`` in size raises ``AnswerParseError``, as does no number."""
-    m = _NUMBER.search(check_answer_length(text).replace("\u2212", "-"))
-    if m is None:
-        raise AnswerParseError(f"no number in {text[:80]!r}")
-    sign, digits, exp_e, exp_pow, exp_sup, unit = m.groups()
+def multiplier_at(text: str, pos: int) -> tuple[float, int]:
+    """The multiplier word at ``pos`` ("2 million": 1e6) and where it ends; (1.0, pos) when
+    there is none."""
+    m = _MULTIPLIER.match(text, pos)
+    return (_MULTIPLIERS[m.group(1).lower()], m.end()) if m else (1.0, pos)
+
+
+def _tail(text: str, pos: int) -> tuple[float, str | None, str | None, int]:
+    """What follows a number at ``pos``: (its multiplier, the unit, the unknown word, where
+    they end)."""
+    factor, pos = multiplier_at(text, pos)
+    u = _UNIT.match(text, pos)
+    if u:
+        if u.group("sq") or u.group("squared"):
+            form = (u.group("sq") or u.group("squared")).lower()
+            unit = _UNIT_OF_FORM[re.sub(r"[\s\-]+", " ", form)] + "2"
+        else:
+            unit = _UNIT_OF_FORM[re.sub(r"[\s\-]+", " ", u.group("other").lower())]
+        return factor, unit, None, u.end()
+    w = _WORD.match(text, pos)
+    if w and w.group(1).lower() not in _NOT_UNITS:
+        return factor, None, w.group(1)[:40], w.end()
+    return factor, None, None, pos
+
+
+def _digits_end(m: re.Match[str]) -> int:
+    """Where a ``_NUMBER`` match's number (with its exponent) ends, before any word."""
+    return max(m.end(g) for g in (2, 3, 4, 5) if m.group(g) is not None)
+
+
+def _read_at(text: str, m: re.Match[str]) -> tuple[NumberAnswer, int]:
+    """The number a ``_NUMBER`` match reads, with what follows it, and where that ends."""
+    sign, digits, exp_e, exp_pow, exp_sup = m.groups()[:5]
     exponent = exp_e or exp_pow or (exp_sup.translate(_SUPERSCRIPTS) if exp_sup else "0")
     plain = re.sub(r"[, \u00a0\u2009\u202f]", "", digits)
     value = checked_number(float(f"{plain}e{exponent}"), m.group(0))
     if sign == "-":
         value = -value
-    norm = _UNIT_ALIASES.get(unit.lower().rstrip(".")) if unit else None
-    return NumberAnswer(value, norm)
+    factor, unit, unknown, end = _tail(text, _digits_end(m))
+    if factor != 1.0:
+        value = checked_number(value * factor, m.group(0))
+    return NumberAnswer(value, unit, unknown), end
+
+
+def _differ(a: NumberAnswer, b: NumberAnswer) -> bool:
+    """Whether two numbers are different answers (not one value in two units: "9568 km or
+    5945 miles"); a number with no unit is taken in the other's."""
+    unit = a.unit or b.unit
+    if unit is None or unit not in UNITS:
+        return abs(a.value - b.value) > 1e-9 * max(abs(a.value), abs(b.value))
+    try:
+        va, vb = in_unit(a, unit), in_unit(b, unit)
+    except AnswerParseError:  # another dimension, or a word that is no unit
+        return True
+    return abs(va - vb) > 0.005 * max(abs(va), abs(vb))
+
+
+def _number_from(text: str, pos: int = 0) -> tuple[NumberAnswer, int] | None:
+    """The first number at or after ``pos`` that is not negated, with where it ends; None
+    when there is no number; ``AnswerParseError`` when every number is negated ("not 2") or
+    the first is one of two alternatives ("2 or 3", "maybe 4, maybe 5", "2-3")."""
+    negated, skipped = None, 0
+    for m in _NUMBER.finditer(text, pos):
+        got, end = _read_at(text, m)
+        if is_negated(text, m.start(), end):
+            negated = negated or m.group(0)
+            skipped += 1
+            if skipped > MAX_NEGATED:
+                raise AnswerParseError(f"more than {MAX_NEGATED} values ruled out: not an answer")
+            continue
+        alt = alternative_at(text, m.start(), end)
+        if alt is not None:
+            n = _NUMBER.match(text, alt)
+            if n is not None:
+                other, _ = _read_at(text, n)
+                if _differ(got, other):
+                    raise AnswerParseError(
+                        f"a hedged answer: {text[m.start() : n.end()][:80]!r} gives two "
+                        "values; one answer is asked"
+                    )
+        return got, end
+    if negated is not None:
+        raise AnswerParseError(f"a negated answer: {negated!r} is ruled out and no value given")
+    return None
+
+
+def parse_number(text: str) -> NumberAnswer:
+    """The first number in ``text`` with its unit ("1,234.5 km" -> 1234.5, "km";
+    "4.821e1 m" -> 48.21, "m"; "2 million" -> 2000000, None; "90 furlongs" -> 90, unknown
+    "furlongs").  A negated number ("not 2") is passed over; ``AnswerParseError`` when every
+    number is negated, when the first is hedged ("2 or 3", "maybe 4, maybe 5"), when one is
+    not finite or larger than ``MAX_MAGNITUDE`` in size, or when there is none."""
+    found = _number_from(check_answer_length(text).replace("\u2212", "-"))
+    if found is None:
+        raise AnswerParseError(f"no number in {text[:80]!r}")
+    return found[0]
+
+
+def _canonical_unit(unit: str | None) -> str | None:
+    """A unit's name in ``UNITS`` however a truth writes it ("km²", "metres"), else itself."""
+    if unit is None or unit in UNITS:
+        return unit
+    u = _UNIT.fullmatch(f"1 {unit}", 1)
+    return _tail(f"1 {unit}", 1)[1] if u else unit
+
+
+def in_unit(answer: NumberAnswer, unit: str | None) -> float:
+    """``answer``'s value in ``unit`` (a name of ``UNITS``, or None for a plain number):
+    converted from the unit written ("90 km" in "m" is 90000; "0.468 rad" in "deg" is
+    26.8); a number with no unit is taken to be in ``unit``.  ``AnswerParseError`` when the
+    word after the number is no unit known ("90 furlongs") or its unit is of another
+    dimension ("1000 km" for an area, "26.8 km" for an angle)."""
+    unit = _canonical_unit(unit)
+    if answer.unknown is not None:
+        raise AnswerParseError(
+            f"{answer.value:g} {answer.unknown!r}: {answer.unknown!r} is no unit known "
+            f"(the answer is asked in {unit or 'no unit'}; see evaluators.numeric.UNITS)"
+        )
+    if answer.unit is None or answer.unit == unit:
+        return answer.value
+    if unit is None or unit not in UNITS:
+        raise AnswerParseError(
+            f"{answer.value:g} {answer.unit}: the answer is asked in {unit or 'no unit'}"
+        )
+    (have, size), (want, want_size) = UNITS[answer.unit], UNITS[unit]
+    if have != want:
+        raise AnswerParseError(
+            f"{answer.value:g} {answer.unit} is {'an' if have[0] in 'aeiou' else 'a'} {have}, "
+            f"not {'an' if want[0] in 'aeiou' else 'a'} {want} (asked in {unit})"
+        )
+    return checked_number(answer.value * size / want_size, f"{answer.value:g} {answer.unit}")
 
 
 # the sign or word before a result: "= 7566 km", "≈ 7566", "gives 7566 km", "→ 7566"
@@ -192,18 +381,22 @@ def parse_result_number(response: str) -> NumberAnswer:
     if _FINAL.search(body) is not None:
         head = text[:2000].split("(", 1)[0]
         results = list(_RESULT.finditer(head))
-        if results:
-            with contextlib.suppress(AnswerParseError):
-                return parse_number(head[results[-1].end() :])
+        if results:  # a hedged or negated result is unreadable, never passed over
+            got = _number_from(head.replace("\u2212", "-"), results[-1].end())
+            if got is not None:
+                return got[0]
         return parse_number(text)
     # the result is at the end of the line: read its last 2,000 characters
-    found = list(_NUMBER.finditer(text[-2000:].replace("\u2212", "-")))
+    line = text[-2000:].replace("\u2212", "-")
+    found = list(_NUMBER.finditer(line))
     if not found:
         raise AnswerParseError(f"no number in {text[:80]!r}")
-    with_unit = [
-        m for m in found if m.group(6) and _UNIT_ALIASES.get(m.group(6).lower().rstrip("."))
-    ]
-    return parse_number((with_unit or found)[-1].group(0))
+    with_unit = [m for m in found if _tail(line, _digits_end(m))[1] is not None]
+    last = (with_unit or found)[-1]
+    got = _number_from(line, last.start())
+    if got is None:  # the last number is negated, and none follows it
+        raise AnswerParseError(f"no number in {text[:80]!r}")
+    return got[0]
 
 
 def within_tolerance(

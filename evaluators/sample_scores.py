@@ -15,8 +15,10 @@ from cartoqa.records import NumberTruth, RoadPairTruth, RouteTruth, Sample, Samp
 from .answers import score_response
 from .gps import score_gps
 from .metrics import mean as _mean
-from .navigation import Mode, grouped, mml_correct, rle_metrics, rle_value, score_route
+from .navigation import Mode, grouped, mml_correct, rle_length, rle_metrics, score_route
+from .numeric import AnswerParseError
 from .verdicts import verdict as _score
+from .verdicts import why_unreadable as _why_not
 
 __all__ = [
     "accuracy_metrics",
@@ -78,9 +80,12 @@ def rle_score(sample: Sample, response: str | None) -> SampleScore:
     within 5 %."""
     truth = sample.ground_truth
     assert isinstance(truth, NumberTruth)
-    value = rle_value(truth, response)
+    try:
+        value: float | None = rle_length(truth, response)
+    except AnswerParseError as exc:
+        value, unreadable = None, _why_not(response, exc)
     ok = value is not None and abs(value - truth.value) <= 0.05 * abs(truth.value)
-    why = None if ok else ("unreadable" if value is None else "out of tolerance")
+    why = None if ok else (unreadable if value is None else "out of tolerance")
     return _score(
         correct=ok,
         values={"predicted": value, "truth": truth.value},

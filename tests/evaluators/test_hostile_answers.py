@@ -171,8 +171,8 @@ MAP_TASKS = set(TASK_TRUTH_KINDS) - set(GPS_TASKS) - set(GPS_VARIANTS)
 
 
 @pytest.fixture(scope="module")
-def samples() -> list[Sample]:
-    return _map_samples() + _gps_samples()
+def samples(every_task_samples) -> list[Sample]:
+    return every_task_samples
 
 
 def test_the_samples_cover_every_task_the_project_builds(samples):
@@ -589,6 +589,12 @@ def _shapes() -> dict[str, Callable[[int], str]]:
         "one name a line": lambda n: "a\n" * (n // 2),
         "think blocks": lambda n: "<think>" * (n // 7),
         "absurd numbers": lambda n: "1e309 " * (n // 6),
+        # issue 27 item 4: the words that negate or hedge a value, and units and multipliers
+        "negated values": lambda n: "not 2, not E, isn't B " * (n // 22),
+        "hedged values": lambda n: "2 or 3, A or B, maybe 4, " * (n // 25),
+        "rejected values": lambda n: "E is wrong; 2 is incorrect; " * (n // 28),
+        "units and multipliers": lambda n: "2 thousand sq km 3 light years " * (n // 31),
+        "yes or no": lambda n: "yes or no, " * (n // 11),
     }
 
 
