@@ -36,17 +36,29 @@ truth, one append-only row per decision, in SQLite (issue 17, item 2).
 - ``read_only=True`` opens a store for reading only (the reviewed export and
   the Label Studio tasks): nothing is written beside it, so a read-only file
   or folder works; a store that cannot be written names the file or folder
-  that is in the way.
+  that is in the way (a read-only mount named as one), and a damaged store
+  (checked when opened) is named as damaged, with the fix.
+- A rebuild of the dataset (``DatasetWriter`` with ``overwrite``) carries
+  the store into the new folder.  Opened with the rebuilt dataset, a store
+  in the dataset's own folder takes it: each sample whose generated truth
+  changed gets a truth change (``truth_changes``), which takes a version of
+  its own, so its earlier decisions stay but no longer apply and its status
+  is "truth changed" until someone decides on the new truth.  The copy left
+  in the old folder takes no more decisions.
+- ``transaction()`` makes several decisions one transaction (the Label
+  Studio import: all or nothing); ``snapshot()`` makes several reads one
+  (the reviewed export).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sqlite3
 import threading
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -57,6 +69,7 @@ from pydantic import ValidationError
 
 from cartoqa.errors import CartoqaError
 from cartoqa.records import TRUTHS, GroundTruth, Sample
+from cartoqa.stores.dataset import CARRIED_MARK
 
 __all__ = [
     "REASONS",
@@ -115,6 +128,19 @@ CREATE TRIGGER IF NOT EXISTS decisions_no_update BEFORE UPDATE ON decisions
 BEGIN SELECT RAISE(ABORT, 'decisions are append-only'); END;
 CREATE TRIGGER IF NOT EXISTS decisions_no_delete BEFORE DELETE ON decisions
 BEGIN SELECT RAISE(ABORT, 'decisions are append-only'); END;
+CREATE TABLE IF NOT EXISTS truth_changes (
+    sample_id TEXT NOT NULL,
+    version INTEGER NOT NULL,
+    at TEXT NOT NULL,
+    truth_before TEXT NOT NULL,
+    truth_after TEXT NOT NULL,
+    dataset_sha256 TEXT NOT NULL,
+    PRIMARY KEY (sample_id, version)
+);
+CREATE TRIGGER IF NOT EXISTS truth_changes_no_update BEFORE UPDATE ON truth_changes
+BEGIN SELECT RAISE(ABORT, 'truth changes are append-only'); END;
+CREATE TRIGGER IF NOT EXISTS truth_changes_no_delete BEFORE DELETE ON truth_changes
+BEGIN SELECT RAISE(ABORT, 'truth changes are append-only'); END;
 """
 
 
@@ -216,6 +242,8 @@ class DecisionStore:
         read_only: bool = False,
         busy_timeout_s: float = BUSY_TIMEOUT_S,
         twins: dict[str, list[Sample]] | None = None,
+        samples: list[Sample] | None = None,
+        home: Path | None = None,
     ) -> None:
         if required < 1:
             raise DecisionError(f"required={required}: a sample needs at least one review")
@@ -246,12 +274,23 @@ class DecisionStore:
                 )
                 db.execute("COMMIT")
             got = dict(db.execute("SELECT key, value FROM meta").fetchall())
+            problems = [r[0] for r in db.execute("PRAGMA quick_check(5)").fetchall()]
+            if problems != ["ok"]:  # pages that cannot be read: found now, not mid-export
+                raise sqlite3.DatabaseError(
+                    "database disk image is malformed: " + "; ".join(problems[:2])[:200]
+                )
         except sqlite3.Error as exc:
             if db.in_transaction:
                 db.execute("ROLLBACK")
             self.close()
             raise self._explain(exc, "is unusable") from None
-        if got.get("dataset_sha256") != dataset_sha256:
+        self._file_id = _file_id(self.path)
+        self._changes = self._read_changes()
+        was = got.get("dataset_sha256")
+        inside = home is not None and self.path.parent.resolve() == Path(home).resolve()
+        if was != dataset_sha256 and samples is not None and inside:
+            self._rebind(samples, str(was), dataset_sha256)  # the dataset rebuilt around it
+        elif was != dataset_sha256:
             self.close()
             raise DecisionError(
                 f"{self.path} holds decisions on another dataset (samples sha256 "
@@ -278,7 +317,107 @@ class DecisionStore:
             read_only=read_only,
             busy_timeout_s=busy_timeout_s,
             twins=find_twins(dataset.samples),
+            samples=dataset.samples,
+            home=dataset.path,
         )
+
+    # ------------------------------------------------------------------ a rebuilt dataset
+
+    def _read_changes(self) -> dict[str, list[dict[str, Any]]]:
+        """Every truth change, by sample, oldest first (none in a store older than them)."""
+        try:
+            rows = self._db.execute(
+                "SELECT * FROM truth_changes ORDER BY sample_id, version"
+            ).fetchall()
+        except sqlite3.OperationalError as exc:
+            if "no such table" in str(exc):
+                return {}
+            raise self._explain(exc, "cannot be read") from None
+        out: dict[str, list[dict[str, Any]]] = {}
+        for r in rows:
+            out.setdefault(r["sample_id"], []).append(
+                {
+                    "version": r["version"],
+                    "at": r["at"],
+                    "truth_before": json.loads(r["truth_before"]),
+                    "truth_after": json.loads(r["truth_after"]),
+                    "dataset_sha256": r["dataset_sha256"],
+                }
+            )
+        return out
+
+    def _base(self, sample_id: str) -> dict[str, Any] | None:
+        """The generated truth the sample's current decisions were made about (None: it has
+        neither decisions nor a truth change)."""
+        changes = self._changes.get(sample_id)
+        if changes:
+            return changes[-1]["truth_after"]
+        first = self._db.execute(
+            "SELECT truth_before FROM decisions WHERE sample_id = ? ORDER BY version LIMIT 1",
+            (sample_id,),
+        ).fetchone()
+        return json.loads(first[0]) if first is not None else None
+
+    def _rebind(self, samples: list[Sample], was: str, now: str) -> None:
+        """Take this store (in the dataset's own folder, carried by a rebuild) for the rebuilt
+        dataset ``now``: each sample whose generated truth is no longer the one its decisions
+        were made about gets a truth change, a version of its own, so its old decisions are
+        kept but no longer applied (status "truth changed") and a reviewer's view of the old
+        truth is stale.  Read-only, the changes are worked out and not stored."""
+        db = self._db
+        try:
+            if not self.read_only:
+                db.execute("BEGIN IMMEDIATE")
+                self._changes = self._read_changes()  # as of the lock
+            at = _now()
+            for sample in samples:
+                generated = sample.ground_truth.model_dump(mode="json")
+                base = self._base(sample.id)
+                if base is None or _same_truth(base, generated):
+                    continue
+                change = {
+                    "version": self.version(sample.id) + 1,
+                    "at": at,
+                    "truth_before": base,
+                    "truth_after": generated,
+                    "dataset_sha256": now,
+                }
+                if not self.read_only:
+                    db.execute(
+                        "INSERT INTO truth_changes VALUES (?, ?, ?, ?, ?, ?)",
+                        (
+                            sample.id,
+                            change["version"],
+                            at,
+                            json.dumps(base, ensure_ascii=False, sort_keys=True),
+                            json.dumps(generated, ensure_ascii=False, sort_keys=True),
+                            now,
+                        ),
+                    )
+                self._changes.setdefault(sample.id, []).append(change)
+            if not self.read_only:
+                db.executemany(
+                    "INSERT OR REPLACE INTO meta VALUES (?, ?)",
+                    [("dataset_sha256", now), ("rebuilt_from", was)],
+                )
+                db.execute("COMMIT")
+        except sqlite3.Error as exc:
+            if db.in_transaction:
+                db.execute("ROLLBACK")
+            self.close()
+            raise self._explain(exc, "cannot be brought to the rebuilt dataset") from None
+
+    def truth_changes(self, sample_id: str) -> list[dict[str, Any]]:
+        """The rebuilds that changed the sample's generated truth: each with the ``version``
+        it took, ``at``, ``truth_before`` (the truth the decisions before it were about),
+        ``truth_after`` and the rebuilt dataset's ``dataset_sha256``."""
+        return [dict(c) for c in self._changes.get(sample_id, [])]
+
+    def _since(self, sample_id: str) -> int:
+        """The version of the sample's last truth change (0: none): decisions after it are
+        the ones that count."""
+        changes = self._changes.get(sample_id)
+        return changes[-1]["version"] if changes else 0
 
     # ------------------------------------------------------------------ the file
 
@@ -332,10 +471,12 @@ class DecisionStore:
             raise DecisionError(f"no review store at {self.path}: review the dataset first")
         if not os.access(self.path, os.R_OK):
             raise DecisionError(f"the review store {self.path} cannot be read (permissions)")
-        wal = self._beside()[0]
+        wal, shm = self._beside()
         unwritten = wal.is_file() and wal.stat().st_size > 0
         if os.access(self.path, os.W_OK) and os.access(self.path.parent, os.W_OK | os.X_OK):
             return  # read-only by choice: SQLite's own read-only mode, sharing the -shm
+        if unwritten and shm.is_file() and os.access(shm, os.R_OK):
+            return  # SQLite reads the -wal through a -shm it may not write (a read-only mount)
         if unwritten:
             raise DecisionError(
                 f"{wal} holds decisions not yet copied into {self.path}, and this process "
@@ -351,6 +492,13 @@ class DecisionStore:
         if not folder.is_dir():
             raise DecisionError(f"cannot make the review store {self.path}: no folder {folder}")
         if self.path.exists() and not os.access(self.path, os.W_OK):
+            if _read_only_mount(folder):
+                raise DecisionError(
+                    f"the review store {self.path} is read-only: {folder} is on a read-only "
+                    "file system (mount). 'cartoqa review export' and 'label-studio-export' "
+                    "read it as it is; to review, remount it read-write, or copy the dataset "
+                    "folder (with its review.sqlite) somewhere writable and review the copy"
+                )
             raise DecisionError(
                 f"the review store {self.path} is read-only: 'cartoqa review export' and "
                 "'label-studio-export' read it as it is; to review, make it writable "
@@ -364,6 +512,12 @@ class DecisionStore:
                     "(it holds no decisions) or make it writable"
                 )
         if not os.access(folder, os.W_OK | os.X_OK):
+            if _read_only_mount(folder):
+                raise DecisionError(
+                    f"cannot write the review store {self.path}: {folder} is on a read-only "
+                    "file system (mount); remount it read-write, copy the dataset folder "
+                    "somewhere writable, or give --store a file in a folder you may write"
+                )
             raise DecisionError(
                 f"cannot write in {folder}, where the review store {self.path.name} keeps "
                 f"its -wal and -shm files: make the folder writable, or give --store a file "
@@ -373,6 +527,15 @@ class DecisionStore:
     def _explain(self, exc: sqlite3.Error, what: str) -> DecisionError:
         """An SQLite error as a ``DecisionError`` naming the file that is in the way."""
         text = str(exc)
+        damaged = ("malformed", "not a database", "encrypted", "disk i/o error", "corrupt")
+        if any(d in text.lower() for d in damaged):
+            return DecisionError(
+                f"the review store {self.path} is damaged ({text}): its decisions cannot "
+                "be read. Restore it from a backup (a reviewed export keeps every decision "
+                f"in review.jsonl), or rescue what is left with 'sqlite3 {self.path} "
+                ".recover | sqlite3 rescued.sqlite'; to start the review over, move the "
+                "file away (its decisions are then lost to the tool)"
+            )
         if "locked" in text or "busy" in text:
             return StoreBusyError(
                 f"the review store {self.path} is busy (another process is writing it): try again"
@@ -387,6 +550,63 @@ class DecisionStore:
                     f"is not writable ({text})"
                 )
         return DecisionError(f"the review store {self.path} {what}: {text}")
+
+    def _check_current(self) -> None:
+        """Refuse to write a store that is no longer the file at ``path``: the dataset was
+        rebuilt (``cartoqa build --overwrite`` carries the store into the new folder), and
+        a decision written here would go to the old, deleted copy."""
+        moved = self._db.execute("PRAGMA user_version").fetchone()[0] == CARRIED_MARK
+        if moved or _file_id(self.path) != self._file_id:
+            raise DecisionError(
+                f"the dataset of {self.path} was rebuilt or replaced while this review store "
+                "was open, and its decisions were carried into the new one: nothing was "
+                "stored here; restart the review tool (or the command) on the dataset"
+            )
+
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[None]:
+        """One write transaction for several decisions (``decide`` inside it is a savepoint
+        of it): all of them are stored, or none when the block raises."""
+        if self.read_only:
+            raise DecisionError(f"the review store {self.path} was opened to read only")
+        db = self._db
+        try:
+            db.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as exc:
+            raise self._explain(exc, "cannot be written") from None
+        try:
+            self._check_current()
+            yield
+            db.execute("COMMIT")
+        except sqlite3.OperationalError as exc:
+            if db.in_transaction:
+                db.execute("ROLLBACK")
+            raise self._explain(exc, "cannot be written") from None
+        except BaseException:
+            if db.in_transaction:
+                db.execute("ROLLBACK")
+            raise
+
+    @contextlib.contextmanager
+    def snapshot(self) -> Iterator[None]:
+        """Every read in the block sees the store as it was at its start (one read
+        transaction: decisions made meanwhile by others are not seen, none half)."""
+        db = self._db
+        if db.in_transaction:
+            yield
+            return
+        try:
+            db.execute("BEGIN")
+            db.execute("SELECT COUNT(*) FROM decisions").fetchone()  # the snapshot starts here
+        except sqlite3.Error as exc:
+            if db.in_transaction:
+                db.execute("ROLLBACK")
+            raise self._explain(exc, "cannot be read") from None
+        try:
+            yield
+        finally:
+            if db.in_transaction:
+                db.execute("ROLLBACK")
 
     def close(self) -> None:
         with self._guard:
@@ -405,7 +625,7 @@ class DecisionStore:
         """One read, an SQLite error named as ``_explain`` does."""
         try:
             return self._db.execute(sql, params)
-        except sqlite3.OperationalError as exc:
+        except sqlite3.DatabaseError as exc:
             raise self._explain(exc, "cannot be read") from None
 
     def twins_of(self, sample_id: str) -> list[str]:
@@ -426,18 +646,34 @@ class DecisionStore:
         return [_row(r) for r in self._q("SELECT * FROM decisions ORDER BY seq")]
 
     def latest(self, sample_id: str) -> Decision | None:
+        """The latest decision that counts (made since the sample's last truth change)."""
         r = self._q(
-            "SELECT * FROM decisions WHERE sample_id = ? ORDER BY version DESC LIMIT 1",
-            (sample_id,),
+            "SELECT * FROM decisions WHERE sample_id = ? AND version > ? "
+            "ORDER BY version DESC LIMIT 1",
+            (sample_id, self._since(sample_id)),
         ).fetchone()
         return _row(r) if r is not None else None
 
+    def decision_at(self, sample_id: str, version: int) -> Decision | None:
+        """The decision that made ``version`` of the sample (None: none did, or a truth
+        change did)."""
+        r = self._q(
+            "SELECT * FROM decisions WHERE sample_id = ? AND version = ?", (sample_id, version)
+        ).fetchone()
+        return _row(r) if r is not None else None
+
+    def current(self, sample_id: str) -> list[Decision]:
+        """The decisions that count: those made since the sample's last truth change."""
+        since = self._since(sample_id)
+        return [d for d in self.history(sample_id) if d.version > since]
+
     def version(self, sample_id: str) -> int:
-        """The number of decisions made on the sample (0: none yet)."""
+        """The number of decisions made on the sample, and of truth changes a rebuild made
+        to it (0: none yet)."""
         r = self._q(
             "SELECT COALESCE(MAX(version), 0) FROM decisions WHERE sample_id = ?", (sample_id,)
         ).fetchone()
-        return int(r[0])
+        return max(int(r[0]), self._since(sample_id))
 
     def effective_truth(self, sample: Sample) -> dict[str, Any] | None:
         """The truth as reviewed, as JSON: the generated one, or the latest decision's after
@@ -456,8 +692,14 @@ class DecisionStore:
         """The truth a reviewer was shown at ``version`` of the sample (0: the generated
         one): what a decision made on that version was made on."""
         shown = sample.ground_truth.model_dump(mode="json")
-        for d in self.history(sample.id)[: max(0, version)]:
-            if d.truth_after is not None:
+        start = 0
+        changes = self._changes.get(sample.id, [])
+        if changes:  # the truth generated then: the one the decisions of that stretch were about
+            before = [c for c in changes if c["version"] <= version]
+            shown = before[-1]["truth_after"] if before else changes[0]["truth_before"]
+            start = before[-1]["version"] if before else 0
+        for d in self.history(sample.id):
+            if start < d.version <= version and d.truth_after is not None:
                 shown = d.truth_after
         return shown
 
@@ -471,31 +713,42 @@ class DecisionStore:
     def reviewers_latest(self, sample_id: str) -> dict[str, Decision]:
         """Each reviewer's latest decision on the sample."""
         out: dict[str, Decision] = {}
-        for d in self.history(sample_id):
+        for d in self.current(sample_id):
             out[normalise_reviewer(d.reviewer)] = d
         return out
 
     def status(self, sample_id: str) -> str:
         """ "unreviewed", "accepted", "corrected", "rejected" (as the latest decision, once
-        ``required`` reviewers agree), "needs another review" or "disputed"."""
-        return self._status_of(self.history(sample_id))
+        ``required`` reviewers agree), "needs another review", "disputed", or "truth changed"
+        (a rebuild changed its generated truth and nobody has decided on the new one)."""
+        current = self.current(sample_id)
+        if not current and self._since(sample_id):
+            return "truth changed"
+        return self._status_of(current)
 
     def statuses(self) -> dict[str, tuple[str, int, list[str]]]:
         """For every sample with a decision, in one read that decodes no truth: (status,
         version, reviewers in the order they first decided).  Samples missing are
         unreviewed, version 0."""
         by: dict[str, list[tuple[str, str, str]]] = {}
+        versions: dict[str, int] = {}
         rows = self._q(
-            "SELECT sample_id, reviewer, verdict, truth_after FROM decisions "
+            "SELECT sample_id, reviewer, verdict, truth_after, version FROM decisions "
             "ORDER BY sample_id, version"
         )
-        for sid, reviewer, verdict, after in rows:
+        for sid, reviewer, verdict, after, version in rows:
+            versions[sid] = version
+            if version <= self._since(sid):
+                continue  # about a truth a rebuild changed
             key = "reject" if verdict == "reject" else after  # stored with sorted keys
             by.setdefault(sid, []).append((normalise_reviewer(reviewer), verdict, key))
         out = {}
-        for sid, history in by.items():
+        for sid in {*versions, *self._changes}:
+            history = by.get(sid, [])
+            version = max(versions.get(sid, 0), self._since(sid))
             who = list(dict.fromkeys(r for r, _, _ in history))
-            out[sid] = (self._status_from(history), len(history), who)
+            status = self._status_from(history) if history else "truth changed"
+            out[sid] = (status, version, who)
         return out
 
     def _status_of(self, history: list[Decision]) -> str:
@@ -543,6 +796,7 @@ class DecisionStore:
                 "unreviewed",
                 "needs another review",
                 "disputed",
+                "truth changed",
             ),
             0,
         )
@@ -551,7 +805,7 @@ class DecisionStore:
         for sid in ids:
             status = self.status(sid)
             counts[status] += 1
-            if status != "unreviewed":
+            if status not in ("unreviewed", "truth changed"):
                 counts["reviewed"] += 1
             latest = self.reviewers_latest(sid)
             if len(latest) >= 2:
@@ -597,11 +851,24 @@ class DecisionStore:
         if truth is not None:
             after = self._checked(sample, truth)
         db = self._db
+        outer = db.in_transaction  # inside ``transaction()``: a savepoint of it
+        begin, commit, rollback = (
+            ("SAVEPOINT decide", "RELEASE decide", "ROLLBACK TO decide; RELEASE decide")
+            if outer
+            else ("BEGIN IMMEDIATE", "COMMIT", "ROLLBACK")
+        )
+
+        def undo() -> None:
+            if db.in_transaction:
+                for stmt in rollback.split("; "):
+                    db.execute(stmt)
+
         try:
-            db.execute("BEGIN IMMEDIATE")
+            db.execute(begin)
         except sqlite3.OperationalError as exc:
             raise self._explain(exc, "cannot be written") from None
         try:
+            self._check_current()
             version = self.version(sample.id)
             if seen < 0 or seen > version:
                 raise DecisionError(
@@ -611,7 +878,7 @@ class DecisionStore:
             if version != seen:
                 latest = self.latest(sample.id)
                 assert latest is not None  # seen < version: a decision came in between
-                db.execute("ROLLBACK")
+                undo()
                 raise StaleEditError(
                     f"{sample.id} was changed while you looked at version {seen}: "
                     f"{latest.reviewer} made it '{latest.verdict}' at {latest.at} "
@@ -636,16 +903,14 @@ class DecisionStore:
                     f"follows the correction of {sample.id}"
                     + (f" ({reason.strip()})" if reason.strip() else ""),
                 )
-            db.execute("COMMIT")
+            db.execute(commit)
         except StaleEditError:
             raise
-        except sqlite3.OperationalError as exc:
-            if db.in_transaction:
-                db.execute("ROLLBACK")
+        except sqlite3.DatabaseError as exc:
+            undo()
             raise self._explain(exc, "cannot be written") from None
         except BaseException:
-            if db.in_transaction:
-                db.execute("ROLLBACK")
+            undo()
             raise
         r = db.execute("SELECT * FROM decisions WHERE seq = ?", (cur.lastrowid,)).fetchone()
         return _row(r)
@@ -725,6 +990,28 @@ class DecisionStore:
                 f"({where}: {first.get('msg')})"
             ) from None
         return parsed.model_dump(mode="json")
+
+
+def _read_only_mount(folder: Path) -> bool:
+    """Whether ``folder`` is on a file system mounted read-only."""
+    try:
+        return bool(os.statvfs(folder).f_flag & os.ST_RDONLY)
+    except OSError:
+        return False
+
+
+def _same_truth(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    """Two truths as JSON are the same (compared as the store writes them)."""
+    return json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
+
+
+def _file_id(path: Path) -> tuple[int, int] | None:
+    """The file at ``path`` (device, inode), None when there is none."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino)
 
 
 def find_twins(samples: Iterable[Sample]) -> dict[str, list[Sample]]:

@@ -7,6 +7,11 @@ dataset every other command loads (issue 17, item 3).
   the others are as generated.  Each sample's metadata says
   ``review_status`` ("accepted", "corrected", "unreviewed", ...) and
   ``reviewed_by`` (the reviewers, comma-joined).
+- The decisions are read in one read transaction (``DecisionStore.snapshot``):
+  the samples written, ``review.jsonl`` and the manifest's counts are all
+  of one instant, however many decisions reviewers make meanwhile.
+- Every image copied is checked against the source manifest's hash first:
+  an image replaced since the dataset was made stops the export, named.
 - Every decision of the store goes with it, unchanged, in ``review.jsonl``
   (one per line, oldest first): who, when, the verdict, the truth before and
   after, the reason.
@@ -64,54 +69,86 @@ def export_reviewed(
         )
     writer = DatasetWriter(out, name=f"{src.name}-reviewed", overwrite=overwrite)
     try:
-        kept = 0
-        for sample in dataset.samples:
-            status = store.status(sample.id)
-            reviewed = store.effective(sample)
-            if reviewed is None or (only_reviewed and status not in _DONE):
-                continue
-            images = [
-                writer.add_image(
-                    rel.split("/", 1)[1] if "/" in rel else rel,
-                    dataset.image_path(rel).read_bytes(),
-                )
-                for rel in sample.prompt.images
-            ]
-            who = ",".join(sorted(store.reviewers_latest(sample.id)))
-            meta = {
-                **sample.metadata.model_dump(exclude_none=True),
-                "review_status": status,
-                "reviewed_by": who,
-            }
-            writer.add(
-                reviewed.model_copy(
-                    update={
-                        "prompt": sample.prompt.model_copy(update={"images": images}),
-                        "metadata": Metadata(**meta),
-                    }
-                )
-            )
-            kept += 1
-        lines = [json.dumps(d.as_dict(), ensure_ascii=False, sort_keys=True) for d in store.all()]
-        blob = ("\n".join(lines) + "\n" if lines else "").encode("utf-8")
-        (writer.staging_path / REVIEW_FILE).write_bytes(blob)
-        review: dict[str, Any] = {
-            **store.stats(s.id for s in dataset.samples),
-            "exported": kept,
-            "only_reviewed": only_reviewed,
-            "source": {"name": src.name, "samples_sha256": src.samples_sha256},
-            "decisions_file": REVIEW_FILE,
-            "decisions_sha256": hashlib.sha256(blob).hexdigest(),
-        }
-        return writer.finish(
-            seeds=src.seeds,
-            extract_hashes=src.extract_hashes,
-            style_version=src.versions.get("openstreetmap-carto"),
-            attribution=src.attribution,
-            prompts=src.prompts,
-            inputs=src.inputs,
-            warnings=src.warnings,
-            review=review,
-        )
+        with store.snapshot():  # every decision as of one instant, however many are made now
+            return _write(dataset, store, writer, only_reviewed=only_reviewed)
     finally:
         writer.abandon()  # a no-op after finish
+
+
+def _source_image(dataset: Dataset, rel: str) -> bytes:
+    """The bytes of the source's image ``rel``, once they match the source's manifest."""
+    want = dataset.manifest.images_sha256.get(rel)
+    path = dataset.image_path(rel)
+    if want is None:
+        raise CartoqaError(
+            f"{dataset.path / 'manifest.json'} records no hash for {rel}, so the image cannot "
+            "be checked before it is copied: build the dataset again with this cartoqa "
+            "(nothing was exported)"
+        )
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise CartoqaError(f"cannot read {path}: {exc.strerror} (nothing was exported)") from None
+    got = hashlib.sha256(data).hexdigest()
+    if got != want:
+        raise CartoqaError(
+            f"{path} does not match the source manifest (sha256 {got[:12]}..., the manifest "
+            f"says {want[:12]}...): the image was replaced after the dataset was made, and the "
+            "reviewers saw another map; restore it or build the dataset again (nothing was "
+            "exported)"
+        )
+    return data
+
+
+def _write(
+    dataset: Dataset, store: DecisionStore, writer: DatasetWriter, *, only_reviewed: bool
+) -> Manifest:
+    src = dataset.manifest
+    kept = 0
+    for sample in dataset.samples:
+        status = store.status(sample.id)
+        reviewed = store.effective(sample)
+        if reviewed is None or (only_reviewed and status not in _DONE):
+            continue
+        images = [
+            writer.add_image(
+                rel.split("/", 1)[1] if "/" in rel else rel, _source_image(dataset, rel)
+            )
+            for rel in sample.prompt.images
+        ]
+        who = ",".join(sorted(store.reviewers_latest(sample.id)))
+        meta = {
+            **sample.metadata.model_dump(exclude_none=True),
+            "review_status": status,
+            "reviewed_by": who,
+        }
+        writer.add(
+            reviewed.model_copy(
+                update={
+                    "prompt": sample.prompt.model_copy(update={"images": images}),
+                    "metadata": Metadata(**meta),
+                }
+            )
+        )
+        kept += 1
+    lines = [json.dumps(d.as_dict(), ensure_ascii=False, sort_keys=True) for d in store.all()]
+    blob = ("\n".join(lines) + "\n" if lines else "").encode("utf-8")
+    (writer.staging_path / REVIEW_FILE).write_bytes(blob)
+    review: dict[str, Any] = {
+        **store.stats(s.id for s in dataset.samples),
+        "exported": kept,
+        "only_reviewed": only_reviewed,
+        "source": {"name": src.name, "samples_sha256": src.samples_sha256},
+        "decisions_file": REVIEW_FILE,
+        "decisions_sha256": hashlib.sha256(blob).hexdigest(),
+    }
+    return writer.finish(
+        seeds=src.seeds,
+        extract_hashes=src.extract_hashes,
+        style_version=src.versions.get("openstreetmap-carto"),
+        attribution=src.attribution,
+        prompts=src.prompts,
+        inputs=src.inputs,
+        warnings=src.warnings,
+        review=review,
+    )

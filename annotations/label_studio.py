@@ -34,9 +34,14 @@ review tool checks a form:
   overwritten; an annotation already in the store (the same file imported
   again) is counted in ``ImportReport.already`` and written nothing twice.
 
-An annotation that cannot be read (its truth not JSON, not a truth of the
-task, a version that is not a whole number, a sample not in the dataset) is
-reported in ``ImportReport.errors`` and the others still go in.
+The whole file is read and checked first, and stored in one transaction: all
+of it, or nothing.  Every task that cannot be read (not an object, its truth
+not JSON or not a truth of the task, a version that is not a whole number, a
+sample not in the dataset) is named in ``ImportReport.errors``, and then
+nothing is stored (``ImportReport.stored`` is False): fix or drop those tasks
+and import the file again.  A conflict is no error of the file: it is left
+as it is and the others go in.  A file nested too deeply to parse is refused
+with a ``CartoqaError``.
 """
 
 from __future__ import annotations
@@ -96,6 +101,8 @@ class ImportReport:
     warnings: list[str] = field(default_factory=list)
     """Decisions stored with something to check (a corrected route the map's roads do not
     connect)."""
+    stored: bool = True
+    """False when some tasks were bad (``errors``): then nothing of the file was stored."""
 
 
 @dataclass(frozen=True)
@@ -115,6 +122,8 @@ class _Task:
     label: str
     data: dict[str, Any]
     annotations: list[_Annotation] = field(default_factory=list)
+    problem: str = ""
+    """What makes the task unreadable (empty: nothing)."""
 
 
 def _truth_text(truth: dict[str, Any] | None) -> str:
@@ -171,7 +180,15 @@ def _texts(value: Any) -> list[str]:
 def _field(result: list[Any], name: str, key: str) -> list[str] | None:
     for item in result:
         if isinstance(item, dict) and item.get("from_name") == name:
-            return _texts((item.get("value") or {}).get(key))
+            value = item.get("value")
+            if value is None:
+                return []
+            if not isinstance(value, dict):
+                raise ValueError(
+                    f"the {name!r} result's value is {type(value).__name__}, not an object: "
+                    "export the project again from Label Studio"
+                )
+            return _texts(value.get(key))
     return None
 
 
@@ -185,45 +202,77 @@ def _tasks(items: list[Any]) -> list[_Task]:
     by_id: dict[Any, _Task] = {}
     for n, item in enumerate(items, 1):
         if not isinstance(item, dict):
-            out.append(_Task(f"item {n}", {}))
-            continue
-        if "data" not in item and "annotations" not in item:  # JSON_MIN: one annotation
-            key = item.get("id", f"item {n}")
-            task = by_id.get(key) if isinstance(key, int | str) else None
-            if task is None:
-                task = _Task(f"task {key}", {k: v for k, v in item.items() if k not in _MIN_KEYS})
-                out.append(task)
-                if isinstance(key, int | str):
-                    by_id[key] = task
-            texts = _texts(item.get("truth"))
-            task.annotations.append(
-                _Annotation(
-                    created_at=str(item.get("created_at", "")),
-                    who=item.get("annotator"),
-                    truth=texts[0] if texts else None,
-                    verdict=(_texts(item.get("verdict")) or [""])[0],
-                    reason="\n".join(_texts(item.get("reason"))),
-                )
+            out.append(
+                _Task(f"item {n}", {}, problem=f"is {_kind(item)}, not a task (a JSON object)")
             )
             continue
-        given = item.get("data")
-        task = _Task(f"task {item.get('id')}", given if isinstance(given, dict) else {})
-        out.append(task)
-        for a in item.get("annotations") or []:
-            if not isinstance(a, dict) or a.get("was_cancelled"):
-                continue
-            result: list[Any] = a["result"] if isinstance(a.get("result"), list) else []
-            edited = _field(result, "truth", "text")
-            task.annotations.append(
-                _Annotation(
-                    created_at=str(a.get("created_at", "")),
-                    who=a.get("completed_by"),
-                    truth=edited[0] if edited else None,
-                    verdict=(_field(result, "verdict", "choices") or [""])[0],
-                    reason="\n".join(_field(result, "reason", "text") or []),
-                )
-            )
+        try:
+            _read_item(item, n, out, by_id)
+        except (ValueError, TypeError, AttributeError) as exc:
+            label = f"task {item.get('id')}" if "id" in item else f"item {n}"
+            out.append(_Task(label, {}, problem=f"cannot be read ({exc})"))
     return out
+
+
+def _kind(value: Any) -> str:
+    return "null" if value is None else type(value).__name__
+
+
+def _read_item(item: dict[str, Any], n: int, out: list[_Task], by_id: dict[Any, _Task]) -> None:
+    """Add one item of the export to ``out`` (a task, or one annotation of a JSON_MIN task)."""
+    if "data" not in item and "annotations" not in item:  # JSON_MIN: one annotation
+        key = item.get("id", f"item {n}")
+        task = by_id.get(key) if isinstance(key, int | str) else None
+        if task is None:
+            task = _Task(f"task {key}", {k: v for k, v in item.items() if k not in _MIN_KEYS})
+            out.append(task)
+            if isinstance(key, int | str):
+                by_id[key] = task
+        texts = _texts(item.get("truth"))
+        task.annotations.append(
+            _Annotation(
+                created_at=str(item.get("created_at", "")),
+                who=item.get("annotator"),
+                truth=texts[0] if texts else None,
+                verdict=(_texts(item.get("verdict")) or [""])[0],
+                reason="\n".join(_texts(item.get("reason"))),
+            )
+        )
+        return
+    given = item.get("data")
+    task = _Task(f"task {item.get('id')}", given if isinstance(given, dict) else {})
+    if not isinstance(given, dict):
+        task.problem = f"its data is {_kind(given)}, not an object with the sample's id"
+    out.append(task)
+    annotations = item.get("annotations") or []
+    if not isinstance(annotations, list):
+        task.problem = f"its annotations are {_kind(annotations)}, not a list"
+        return
+    read: list[_Annotation] = []
+    for a in annotations:
+        if not isinstance(a, dict) or a.get("was_cancelled"):
+            continue
+        result = a.get("result") or []
+        if not isinstance(result, list):
+            task.problem = f"an annotation's result is {_kind(result)}, not a list"
+            return
+        try:
+            edited = _field(result, "truth", "text")
+            verdict = (_field(result, "verdict", "choices") or [""])[0]
+            reason = "\n".join(_field(result, "reason", "text") or [])
+        except ValueError as exc:
+            task.problem = str(exc)
+            return
+        read.append(
+            _Annotation(
+                created_at=str(a.get("created_at", "")),
+                who=a.get("completed_by"),
+                truth=edited[0] if edited else None,
+                verdict=verdict,
+                reason=reason,
+            )
+        )
+    task.annotations = read
 
 
 def _who(by: Any, default: str) -> str:
@@ -274,6 +323,12 @@ def read_annotations(
     """Store the completed annotations of a Label Studio export (module docstring)."""
     try:
         items = json.loads(path.read_text(encoding="utf-8"))
+    except RecursionError:
+        raise CartoqaError(
+            f"{path} is nested too deeply to be a Label Studio export (brackets inside "
+            "brackets beyond what any export holds): export the project again as JSON or "
+            "JSON_MIN"
+        ) from None
     except (OSError, ValueError) as exc:
         raise CartoqaError(f"{path} is not a Label Studio JSON export: {exc}") from None
     if not isinstance(items, list):
@@ -281,11 +336,35 @@ def read_annotations(
             f"{path} is not a Label Studio JSON export (a list of tasks): export the project "
             "as JSON or JSON_MIN"
         )
-    by_id = dataset.by_id()
+    tasks = _tasks(items)
     report = ImportReport()
-    for task in _tasks(items):
+    try:
+        with store.transaction():  # all stored, or none
+            _import_all(dataset, store, tasks, reviewer, report)
+            if report.errors:
+                raise _RefusedError
+    except _RefusedError:
+        report.decisions = report.already = 0
+        report.warnings = []
+        report.stored = False
+    return report
+
+
+class _RefusedError(Exception):
+    """Some tasks are bad: nothing of the file is stored."""
+
+
+def _import_all(
+    dataset: Dataset, store: DecisionStore, tasks: list[_Task], reviewer: str, report: ImportReport
+) -> None:
+    by_id = dataset.by_id()
+    for task in tasks:
         sid = task.data.get("sample_id")
         sample = by_id.get(sid) if isinstance(sid, str) else None
+        named = f"{sid} ({task.label})" if sample is not None else task.label
+        if task.problem:
+            report.errors.append(f"{named}: {task.problem}")
+            continue
         if sample is None:
             report.errors.append(f"{task.label}: sample {sid!r} is not in this dataset")
             continue
@@ -300,7 +379,7 @@ def read_annotations(
                     f"(it is at {store.version(sample.id)}): tasks of another review store?"
                 )
         except ValueError as exc:
-            report.errors.append(f"{sample.id} ({task.label}): {exc}")
+            report.errors.append(f"{named}: {exc}")
             continue
         for a in sorted(task.annotations, key=lambda a: a.created_at):
             try:
@@ -310,12 +389,11 @@ def read_annotations(
                 break
             except (ValueError, DecisionError) as exc:
                 report.errors.append(f"{sample.id}: {exc}")
-                continue
+                break  # the annotations after it were made on it
             if stored is None:
                 report.conflicts.append(sample.id)
                 break
             seen = stored
-    return report
 
 
 def _import_one(
@@ -354,9 +432,9 @@ def _import_one(
     if verdict == "reject" and not a.reason.strip():
         raise ValueError("rejected without a reason: write one in 'reason'")
     name = normalise_reviewer(_who(a.who, default))
-    history = store.history(sample.id)
-    if len(history) > seen:  # decided since the export: this annotation, or another's
-        if _same_decision(history[seen], name, verdict, truth, a.reason):
+    if store.version(sample.id) > seen:  # decided since the export: this annotation, or not
+        made = store.decision_at(sample.id, seen + 1)  # None: a rebuild changed the truth
+        if made is not None and _same_decision(made, name, verdict, truth, a.reason):
             report.already += 1
             return seen + 1
         return None

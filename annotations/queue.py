@@ -30,6 +30,7 @@ STATUSES = (
     "rejected",
     "needs another review",
     "disputed",
+    "truth changed",
 )
 
 FINAL = ("accepted", "corrected", "rejected")

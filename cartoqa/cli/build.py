@@ -146,6 +146,7 @@ def build(
         typer.echo(f"error: writing the dataset failed: {exc}; {out} is as it was", err=True)
         raise typer.Exit(1) from None
     console.print(_table(report, wanted, f"{out}: dataset written"))
+    _kept_review(out, console)
     for task, missing in report.short.items():
         console.print(
             f"[yellow]shortfall[/]: {task} has {missing} fewer samples than asked for "
@@ -165,6 +166,37 @@ def build(
         + ", ".join(f"{k} {v:.1f}" for k, v in report.seconds.items())
         + "\n"
         + "\n".join(credits)
+    )
+
+
+def _kept_review(out: Path, console: Console) -> None:
+    """Say what became of the review store a rebuild carried over (its decisions kept; the
+    samples whose truth changed now show "truth changed" in the review tool)."""
+    from cartoqa.stores.dataset import KEPT_STORES
+
+    path = out / KEPT_STORES[0]
+    if not path.is_file():
+        return
+    from annotations.decisions import DecisionStore
+    from cartoqa.stores import load_dataset
+
+    try:
+        ds = load_dataset(out)
+        with DecisionStore.open(path, ds) as store:
+            decisions = len(store.all())
+            changed = sum(1 for s in ds.samples if store.status(s.id) == "truth changed")
+    except CartoqaError as exc:
+        console.print(f"[yellow]warning[/]: the review store {path} was kept, but: {exc}")
+        return
+    console.print(
+        f"review store kept: {path} ({decisions} decisions); "
+        + (
+            f"{changed} samples' truths changed since they were reviewed: they show "
+            "'truth changed' in the review tool and their old decisions are not applied"
+            if changed
+            else "no reviewed truth changed"
+        ),
+        markup=False,
     )
 
 

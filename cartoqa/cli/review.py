@@ -141,6 +141,11 @@ def export(
         f"(accepted {r['accepted']}, corrected {r['corrected']}, rejected {r['rejected']}, "
         f"disputed {r['disputed']}); {r['decisions']} decisions in {out / r['decisions_file']}"
     )
+    if r.get("truth changed"):
+        typer.echo(
+            f"{r['truth changed']} samples' truths changed in a rebuild since they were "
+            "reviewed: exported with the new truth as 'truth changed'; review them again"
+        )
 
 
 @app.command(name="label-studio-export")
@@ -202,9 +207,11 @@ def label_studio_import(
     ] = "label-studio",
 ) -> None:
     """Store the completed annotations of a Label Studio export (JSON or JSON_MIN) as
-    decisions.  A sample decided here since the tasks were exported is a conflict and is
-    left as it is; an annotation imported before is not stored twice.  Exit status 1 when
-    some annotations could not be read, were refused or were in conflict."""
+    decisions.  The file is checked whole first: when any task cannot be imported, every
+    such task is named and nothing is stored.  A sample decided here since the tasks were
+    exported is a conflict and is left as it is; an annotation imported before is not stored
+    twice.  Exit status 1 when some annotations could not be read, were refused or were in
+    conflict."""
     from annotations.decisions import DecisionStore
     from annotations.label_studio import read_annotations
     from cartoqa.stores import load_dataset
@@ -217,6 +224,11 @@ def label_studio_import(
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None
     # plain text: sample ids and reasons come from the file ("[/bold]" is no markup here)
+    if not report.stored:
+        typer.echo(
+            f"nothing was stored: {len(report.errors)} tasks of {export_file} cannot be "
+            "imported (named below); fix or remove them and import the file again"
+        )
     typer.echo(
         f"{report.decisions} decisions stored; {report.already} already imported; "
         f"{report.skipped} tasks not annotated; {len(report.conflicts)} in conflict; "

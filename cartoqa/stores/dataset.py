@@ -11,9 +11,11 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import hashlib
+import io
 import json
 import os
 import shutil
+import sqlite3
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
@@ -37,6 +39,7 @@ __all__ = [
     "Dataset",
     "DatasetWriter",
     "Manifest",
+    "check_image",
     "collect_versions",
     "load_dataset",
 ]
@@ -154,7 +157,10 @@ class DatasetWriter:
     writer holds a lock (``.NAME.lock`` beside the folder) from the moment it
     is made, and a second writer is refused at once with a message naming the
     first.  Every check (target free, writable, not a file) runs here, before
-    the caller does any expensive work.
+    the caller does any expensive work.  ``add_image`` decodes every image
+    first and refuses one that does not decode (``check_image``).  The old
+    folder's review store (``KEPT_STORES``) is carried into the new one in
+    the swap, whole, under its own write lock.
     """
 
     def __init__(
@@ -204,8 +210,12 @@ class DatasetWriter:
         return self._stage / IMAGES_DIR / filename
 
     def add_image(self, filename: str, data: bytes) -> str:
-        """Store an image; returns the relative path to put in ``Prompt.images``."""
-        write_atomic(self.image_path(filename), data)
+        """Store an image; returns the relative path to put in ``Prompt.images``.  The bytes
+        are decoded first (``check_image``): an image that is empty, cut short, or not the
+        format its name says is refused, naming the file, and nothing is written."""
+        path = self.image_path(filename)
+        check_image(filename, data)
+        write_atomic(path, data)
         rel = f"{IMAGES_DIR}/{filename}"
         self._image_hashes[rel] = hashlib.sha256(data).hexdigest()
         return rel
@@ -275,8 +285,9 @@ class DatasetWriter:
             review=dict(review or {}),
         )
         write_json_atomic(self._stage / MANIFEST_FILE, manifest.model_dump(mode="json"))
-        _fsync_dir(self._stage)
-        _swap_in(self._stage, self.path.absolute())
+        with _carried(self.path.absolute(), self._stage):  # the old folder's review store
+            _fsync_dir(self._stage)
+            _swap_in(self._stage, self.path.absolute())
         self._finished = True
         self._lock.release()
         return manifest
@@ -304,6 +315,42 @@ class DatasetWriter:
             self.abandon()  # nothing half-made is ever at the target
 
 
+#: the image format a file name's suffix claims (PIL's names)
+IMAGE_FORMATS = {".png": "PNG", ".jpg": "JPEG", ".jpeg": "JPEG", ".webp": "WEBP"}
+
+
+def check_image(filename: str, data: bytes) -> None:
+    """Raise ``DatasetError`` naming ``filename`` unless ``data`` decodes whole (PIL's
+    ``verify`` and then ``load``: every pixel read) as the format its suffix names."""
+    from PIL import Image, UnidentifiedImageError
+
+    if not data:
+        raise DatasetError(
+            f"image {filename!r} is empty (0 bytes): a dataset holds only images that decode; "
+            "render it again (a corrupt cache entry? delete it)"
+        )
+    want = IMAGE_FORMATS.get(Path(filename).suffix.lower())
+    try:
+        with Image.open(io.BytesIO(data)) as im:
+            got = im.format
+            im.verify()
+        with Image.open(io.BytesIO(data)) as im:
+            im.load()
+    except (UnidentifiedImageError, OSError, SyntaxError, ValueError, EOFError) as exc:
+        raise DatasetError(
+            f"image {filename!r} ({len(data)} bytes) does not decode as an image ({exc}): "
+            "a dataset holds only images that decode; render it again (a corrupt cache "
+            "entry? delete it)"
+        ) from None
+    except Image.DecompressionBombError as exc:
+        raise DatasetError(f"image {filename!r} is too large to hold ({exc})") from None
+    if want is not None and got != want:
+        raise DatasetError(
+            f"image {filename!r} is {got} data, not the {want} its name says: save it as "
+            f"{want} or name it by its format"
+        )
+
+
 def _check_target(target: Path, *, overwrite: bool) -> None:
     if not target.exists():
         return
@@ -325,6 +372,81 @@ def _check_target(target: Path, *, overwrite: bool) -> None:
             "cartoqa dataset; choose an empty or new folder (cartoqa replaces only dataset "
             "folders)"
         )
+
+
+#: files of a dataset folder that are its users', not the dataset's: a rebuild (``overwrite``)
+#: carries them into the new folder.  The review store's decisions are keyed by sample and
+#: truth, so a decision about a truth the rebuild changed shows as such (``annotations``).
+KEPT_STORES = ("review.sqlite",)
+
+
+#: ``PRAGMA user_version`` of a kept store once carried away: the copy left in the old folder
+#: takes no more writes (``annotations.decisions`` refuses them, naming the rebuild)
+CARRIED_MARK = 0x6D6F7665
+
+
+@contextlib.contextmanager
+def _carried(target: Path, stage: Path) -> Iterator[None]:
+    """Copy each kept SQLite store of the folder at ``target`` into ``stage`` for the block
+    (the swap).  Each is copied under its own write lock and, in the same transaction, marked
+    as carried away (``CARRIED_MARK``), so no decision lands in the old copy once it was
+    copied; if the block fails the mark is taken off again.  A store that cannot be copied
+    stops the swap (``DatasetError``): the old folder stays as it was."""
+    marked: list[Path] = []
+    try:
+        for name in KEPT_STORES:
+            old = target / name
+            if old.is_file():
+                _copy_store(old, stage / name)
+                marked.append(old)
+        yield
+    except BaseException:
+        for old in marked:
+            with (
+                contextlib.suppress(sqlite3.Error),
+                contextlib.closing(sqlite3.connect(old, timeout=60.0, isolation_level=None)) as db,
+            ):
+                db.execute("PRAGMA user_version = 0")
+        raise
+
+
+def _copy_store(old: Path, new: Path) -> None:
+    """``old`` (with what its -wal holds) copied whole to ``new`` with SQLite's backup, and
+    ``old`` marked as carried, in one write transaction on ``old``."""
+    try:
+        with contextlib.closing(sqlite3.connect(old, timeout=60.0, isolation_level=None)) as src:
+            src.execute("BEGIN IMMEDIATE")  # waits for a decision being written, then holds
+            try:  # read by a second connection: all that is committed, and nothing can be now
+                with (
+                    contextlib.closing(sqlite3.connect(old, isolation_level=None)) as reader,
+                    contextlib.closing(sqlite3.connect(new, isolation_level=None)) as dst,
+                ):
+                    reader.backup(dst)
+                    got = dst.execute("PRAGMA quick_check(1)").fetchone()[0]
+                if got != "ok":
+                    raise sqlite3.DatabaseError(f"the copy does not check: {got}")
+                src.execute(f"PRAGMA user_version = {CARRIED_MARK}")
+                src.execute("COMMIT")
+            except BaseException:
+                if src.in_transaction:
+                    src.execute("ROLLBACK")
+                raise
+    except sqlite3.Error as exc:
+        with contextlib.suppress(OSError):
+            new.unlink()
+        busy = "locked" in str(exc) or "busy" in str(exc)
+        raise DatasetError(
+            f"{old} (the dataset's review store) cannot be carried into the rebuilt dataset "
+            f"({exc}); nothing was replaced: "
+            + (
+                "a review tool or import is writing it; let it finish and build again"
+                if busy
+                else f"copy it away (with its -wal), remove it from {old.parent} and build "
+                "again, then put it back"
+            )
+        ) from None
+    with open(new, "rb") as f:
+        os.fsync(f.fileno())
 
 
 def _fsync_dir(path: Path) -> None:
@@ -444,8 +566,8 @@ def load_dataset(
             f"{manifest.samples_sha256[:12]}...): it was changed after it was made, and run "
             "stores of the old one would be scored against the new truths; generate it again"
         )
-    if verify_images:
-        _verify_images(folder, manifest)
+    if verify_images and (manifest.images_sha256 or any(s.prompt.images for s in samples)):
+        _verify_images(folder, manifest)  # (a dataset with no image has none to verify)
     return Dataset(path=folder, manifest=manifest, samples=samples)
 
 

@@ -98,13 +98,20 @@ def test_edits_rejections_conflicts_and_bad_truths_come_back_as_they_should(tmp_
         elif sid == "mml-000":
             result[0]["value"]["text"] = ["{not json"]
 
-    (tmp_path / "export.json").write_text(json.dumps(_complete(tasks, edit=edit)))
+    export = _complete(tasks, edit=edit)
+    (tmp_path / "export.json").write_text(json.dumps(export))
     # meanwhile, someone decides on one sample in cartoqa
     srn = ds.by_id()["srn-000"]
     store.decide(srn, reviewer="bo", verdict="reject", seen=0)
     report = read_annotations(ds, store, tmp_path / "export.json")
     assert report.conflicts == ["srn-000"]
     assert len(report.errors) == 1 and report.errors[0].startswith("mml-000")
+    # a bad task: nothing of the file is stored (issue 27, item 9); without it, all goes in
+    assert not report.stored and [d.sample_id for d in store.all()] == ["srn-000"]
+    export = [t for t in export if t["data"]["sample_id"] != "mml-000"]
+    (tmp_path / "export.json").write_text(json.dumps(export))
+    report = read_annotations(ds, store, tmp_path / "export.json")
+    assert report.stored and report.conflicts == ["srn-000"] and report.errors == []
     by = ds.by_id()
     assert store.latest("stmf_count-000").verdict == "correct"
     assert store.effective(by["stmf_count-000"]).ground_truth == CountTruth(
@@ -306,12 +313,12 @@ def test_label_studio_import_refuses_what_the_review_tool_refuses(tmp_path):
 
     (tmp_path / "export.json").write_text(json.dumps(_ls_standard(tasks, annotate)))
     report = read_annotations(ds, store, tmp_path / "export.json")
-    assert report.decisions == 1 and store.latest("srn-000").reason == "path hidden"
+    assert report.decisions == 0 and store.all() == []  # all or nothing (issue 27, item 9)
     errors = " | ".join(report.errors)
     assert "stmf_count-000" in errors and "nothing was edited" in errors
     assert "rle-000" in errors and "reason" in errors
     assert "mml-000" in errors and "edited" in errors
-    assert [store.version(s) for s in ("stmf_count-000", "rle-000", "mml-000")] == [0, 0, 0]
+    assert "srn-000" not in errors
 
 
 def test_label_studio_import_survives_bad_versions_predictions_and_markup_ids(tmp_path):
@@ -334,8 +341,14 @@ def test_label_studio_import_survives_bad_versions_predictions_and_markup_ids(tm
     result = CliRunner().invoke(app, args, catch_exceptions=False)
     out = " ".join(result.output.split())
     assert result.exit_code == 1, result.output
-    assert f"{len(ds) - 3} decisions stored" in out and "3 unreadable" in out, out
+    assert "nothing was stored" in out and "3 unreadable" in out, out  # issue 27, item 9
     assert "'one'" in out and "1.5" in out and "[/bold]" in out, out
+    good = [t for t in objects if t["data"]["sample_id"] not in ("stmf_count-000", "rle-000")]
+    good = [t for t in good if t["data"]["sample_id"] != "[/bold]"]
+    (tmp_path / "export.json").write_text(json.dumps(good))
+    result = CliRunner().invoke(app, args, catch_exceptions=False)
+    out = " ".join(result.output.split())
+    assert result.exit_code == 0 and f"{len(ds) - 3} decisions stored" in out, out
     with DecisionStore.open(tmp_path / "ds" / "review.sqlite", ds) as s:
         assert s.latest("mml-000").verdict == "accept"  # the prediction is not needed
         assert s.version("stmf_count-000") == 0 and s.version("srn-000") == 0

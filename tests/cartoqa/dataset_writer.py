@@ -12,6 +12,17 @@ from cartoqa.records import NumberTruth, Prompt, Provenance, Sample
 from cartoqa.stores import DatasetWriter
 
 
+def _png(n: int) -> bytes:
+    """A tiny PNG that differs by ``n`` (a dataset holds only images that decode)."""
+    import io
+
+    from PIL import Image
+
+    buf = io.BytesIO()
+    Image.new("RGB", (8, 8), (n % 256, 0, 0)).save(buf, "PNG")
+    return buf.getvalue()
+
+
 def main() -> None:
     folder, n, pause = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
     try:
@@ -21,7 +32,7 @@ def main() -> None:
         sys.exit(2)
     print("writing", flush=True)
     with writer:
-        rel = writer.add_image("map.png", b"\x89PNG " + str(n).encode())
+        rel = writer.add_image("map.png", _png(n))
         for i in range(n):
             writer.add(
                 Sample(

@@ -76,9 +76,11 @@ def _dataset(folder: Path, *, broken: str | None = None) -> Path:
     with DatasetWriter(folder, name="audit-test") as w:
         for sample, png in _samples():
             if png is not None:
-                w.add_image(f"{sample.id}.png", b"\x89PNG broken" if sample.id == broken else png)
+                w.add_image(f"{sample.id}.png", png)
             w.add(sample)
         w.finish(seeds=[1])
+    if broken:  # broken after it was made (a writer refuses an image that does not decode)
+        (folder / "images" / f"{broken}.png").write_bytes(b"\x89PNG broken")
     return folder
 
 

@@ -16,6 +16,7 @@ import pytest
 
 from cartoqa.errors import DatasetError
 from cartoqa.stores import DatasetWriter, load_dataset
+from tests.cartoqa.model_data import png
 from tests.cartoqa.read_only import read_only_mount
 
 WRITER = Path(__file__).with_name("dataset_writer.py")
@@ -78,7 +79,7 @@ def test_the_lock_of_a_killed_writer_does_not_block(tmp_path):
 
 def _write(folder, n=4):
     with DatasetWriter(folder, overwrite=True) as w:
-        rel = w.add_image("m.png", b"\x89PNG map")
+        rel = w.add_image("m.png", png(0))
         from tests.cartoqa.test_dataset_store import sample
 
         for i in range(n):
@@ -116,7 +117,7 @@ def test_verify_checks_every_image_against_the_manifest(tmp_path):
 def test_overwrite_leaves_no_old_images(tmp_path):
     folder = tmp_path / "ds"
     with DatasetWriter(folder) as w:
-        w.add_image("old-map.png", b"old")
+        w.add_image("old-map.png", png(1))
         w.finish()
     _write(folder)
     assert sorted(p.name for p in (folder / "images").iterdir()) == ["m.png"]

@@ -7,6 +7,7 @@ import pytest
 from cartoqa.errors import DatasetError
 from cartoqa.records import BooleanTruth, NumberTruth, Prompt, Provenance, Sample
 from cartoqa.stores import DatasetWriter, load_dataset
+from tests.cartoqa.model_data import png
 
 PROV = Provenance(generator="test", seed=7, extract_hash="ab" * 32)
 
@@ -27,7 +28,7 @@ def sample(i, task="distance", split="test", images=()):
 
 def write(folder, n=5):
     with DatasetWriter(folder, name="t") as w:
-        rel = w.add_image("map-0.png", b"\x89PNG fake bytes")
+        rel = w.add_image("map-0.png", png(0))  # a dataset holds only images that decode
         for i in range(n):
             w.add(sample(i, split="dev" if i % 2 else "test", images=[rel] if i == 0 else ()))
         w.add(sample(99, task="stmf_presence"))
@@ -42,7 +43,7 @@ def test_round_trip_and_manifest(tmp_path):
     assert m.attribution == ["© OpenStreetMap contributors"]
     ds = load_dataset(tmp_path / "ds")
     assert [s.id for s in ds] == ["s-0", "s-1", "s-2", "s-3", "s-4", "s-99"]
-    assert ds.image_path(ds.samples[0].prompt.images[0]).read_bytes() == b"\x89PNG fake bytes"
+    assert ds.image_path(ds.samples[0].prompt.images[0]).read_bytes() == png(0)
     assert ds.manifest == m
 
 
