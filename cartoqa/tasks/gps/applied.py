@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 from collections import defaultdict
 
 import numpy as np
@@ -16,7 +17,8 @@ from cartoqa.records import (
     Tolerance,
 )
 
-from ._cities import CONTINENT_NAMES, continent_of_place
+from ._cities import CONTINENT_NAMES, Cities, continent_of_place, left_out_rows
+from ._labels import fold
 from ._name_groups import load_name_groups, split_groups
 from ._sampling import SPLIT_SHARES, Draft, Sampler, split_targets
 from ._terrain import TERRAIN_CLASSES, TerrainSampler, load_terrain
@@ -65,30 +67,104 @@ def _population_pools(s: Sampler) -> dict[tuple[str, str], np.ndarray]:
 
 #: place association: a city with BIGGER times the answer's people within BIGGER_CITY_KM of
 #: the point makes the answer a district or suburb of it (Maianga in Luanda, Üsküdar in
-#: Istanbul): the draw is made again
-BIGGER, BIGGER_CITY_KM = 5, 10.0
+#: Istanbul), or a place "next to" it that a person names by its big neighbour: the draw is
+#: made again
+BIGGER, BIGGER_CITY_KM = 2, 15.0
+#: place association: the second-nearest city within NEAR_TIE times the nearest's distance
+#: from the point is a near-tie (the noise could as well have come from it)
+NEAR_TIE = 1.25
+#: place association's rules look this far from the point (a latitude band each way)
+NEIGHBOUR_KM = 100.0
+#: twin towns: another city within TWIN_KM whose name a reader could take for the city's
+#: (Nogales, Arizona, and Nogales, Sonora; Laredo and Nuevo Laredo)
+TWIN_KM = 35.0
+
+
+def near_same_names(a: str, b: str) -> bool:
+    """Whether a reader could take two names for one: equal once folded (``_labels.fold``),
+    one inside the other (of four letters or more: "Laredo" in "Nuevo Laredo"), or nine
+    letters in ten alike (difflib's ratio 0.8 or more: "Valga" and "Valka")."""
+    fa, fb = fold(a), fold(b)
+    short, long_ = sorted((fa, fb), key=len)
+    if fa == fb or (len(short) >= 4 and short in long_):
+        return True
+    return difflib.SequenceMatcher(None, fa, fb, autojunk=False).ratio() >= 0.8
+
+
+def has_twin_town(c: Cities, i: int, km: float = TWIN_KM) -> bool:
+    """Whether another city within ``km`` of city i has its name (once folded), or, across a
+    border, a name a reader could take for its own (``near_same_names``): the border twins
+    Nogales and Nogales, Laredo and Nuevo Laredo.  A suburb named after its city in the same
+    country (Sainte-Foy-lès-Lyon) is no twin: the city is the answer there."""
+    band = np.flatnonzero(np.abs(c.lat - c.lat[i]) <= km / 111.0)
+    d = np.asarray(distance_km(c.lat[i], c.lon[i], c.lat[band], c.lon[band]))
+    key = fold(c.name[i])
+    for j in (int(j) for j in band[d <= km]):
+        if j == i:
+            continue
+        if fold(c.name[j]) == key:
+            return True
+        if c.country[j] != c.country[i] and near_same_names(c.name[i], c.name[j]):
+            return True
+    return False
 
 
 def place_association(s: Sampler, n: int) -> Draft:
     """The city at a (noisy) point, stratified by population: the three bands take turns
     (every noise level meets every band), the continent by quota.  A point nearer another
-    GeoNames city than the answer would make two answers right, and one near a much bigger
-    city would make the answer a district of it: both are drawn again, and counted
-    (``nearer_another_city``, ``inside_bigger_city``)."""
+    GeoNames city than the answer would make two answers right, one whose second-nearest
+    city is within ``NEAR_TIE`` times the nearest's distance nearly so, a city with a twin
+    town (``has_twin_town``) would leave the province and country open, and one within
+    ``BIGGER_CITY_KM`` of a city ``BIGGER`` times as large would make the answer a district
+    or neighbour a person names by the big city: all are drawn again, and counted
+    (``nearer_another_city``, ``near_tie``, ``twin_town``, ``inside_bigger_city``)."""
     sigma = NOISE_M[n % len(NOISE_M)]
     band = list(POPULATION_BANDS)[(n // len(NOISE_M)) % len(POPULATION_BANDS)]
-    pools = _population_pools(s)
+    split = s.split_of(n)
+    pools = s.split_pools(split, _population_pools(s))
+    twins: dict[int, bool] = s.memo.setdefault("twin_town", {})
+    out_lat, out_lon, out_pop = left_out_rows()
+    if "by_lat" not in s.memo:
+        order = np.argsort(s.c.lat, kind="stable")
+        s.memo["by_lat"] = order, s.c.lat[order]
+    by_lat, lat_sorted = s.memo["by_lat"]
+    band_deg = NEIGHBOUR_KM / 111.0
     while True:
         pool = pools[band, s.continent()]
+        if pool.size == 0:  # no city of this size on this continent in this split
+            continue
         i = int(pool[s.rng.integers(pool.size)])
+        if i not in twins:
+            twins[i] = has_twin_town(s.c, i)
+        if twins[i]:
+            s.reject("twin_town")
+            continue
         lat, lon = _noisy(s, i, sigma)
-        d = np.asarray(distance_km(lat, lon, s.c.lat, s.c.lon))
-        if d[i] > d.min():
+        # every rule below looks within a few tens of km of the point: the cities of a
+        # latitude band NEIGHBOUR_KM wide each way give the same answers, faster
+        lo = np.searchsorted(lat_sorted, lat - band_deg)
+        strip = by_lat[lo : np.searchsorted(lat_sorted, lat + band_deg, side="right")]
+        d = np.asarray(distance_km(lat, lon, s.c.lat[strip], s.c.lon[strip]))
+        k = int(np.flatnonzero(strip == i)[0])
+        di = float(d[k])
+        if max(BIGGER_CITY_KM, di + 10.0, NEAR_TIE * di) >= NEIGHBOUR_KM:
+            raise RuntimeError(f"a noisy point {di:.0f} km from its city: noise too large")
+        # the rows left out of the pools are cities too, as neighbours (San Sebastián)
+        d_out = np.asarray(distance_km(lat, lon, out_lat, out_lon))
+        if di > d.min() or di > d_out.min():
             s.reject("nearer_another_city")
             continue
-        near = d < d[i] + BIGGER_CITY_KM
-        if (s.c.population[near] >= BIGGER * s.c.population[i]).any():
-            s.reject("inside_bigger_city")  # a district or suburb: a person names the city
+        others = np.delete(d, k)
+        nearest_other = min(float(others.min()) if others.size else np.inf, float(d_out.min()))
+        if nearest_other <= NEAR_TIE * di:
+            s.reject("near_tie")
+            continue
+        reach = max(BIGGER_CITY_KM, di + 10.0)
+        big = BIGGER * s.c.population[i]
+        if (s.c.population[strip[d <= reach]] >= big).any() or (
+            out_pop[d_out <= reach] >= big
+        ).any():
+            s.reject("inside_bigger_city")  # a district or neighbour: a person names the city
             continue
         break
     pop = int(s.c.population[i])
@@ -103,7 +179,7 @@ def place_association(s: Sampler, n: int) -> Draft:
         "province": s.c.admin1_name[i] or None,
         "population": pop,
     }
-    return Draft(text, truth, str(s.c.subregion[i]), difficulty, meta)
+    return Draft(text, truth, str(s.c.subregion[i]), difficulty, meta, split=split)
 
 
 def _group_plan(s: Sampler) -> tuple[list[str], dict[str, list[int]]]:
@@ -199,9 +275,13 @@ CLEAR_MARGIN = 1.1
 
 
 def proximity(s: Sampler, n: int) -> Draft:
+    """Which of four named cities is nearest a fifth; split by city (every city of a sample
+    is of its split)."""
     c = s.c
+    split = s.split_of(n)
+    pools = s.split_pools(split)
     while True:
-        idx = s.spread(5, 100)
+        idx = s.spread(5, 100, pools=pools)
         ref, cands = idx[0], idx[1:]
         d = [float(distance_km(c.lat[ref], c.lon[ref], c.lat[j], c.lon[j])) for j in cands]
         order = np.argsort(d)
@@ -218,7 +298,13 @@ def proximity(s: Sampler, n: int) -> Draft:
     text = s.prompts.text("gps.proximity.question", city=label[ref], options=listed)
     ratio = d[int(order[1])] / max(d[int(order[0])], 1.0)
     difficulty = "easy" if ratio > 2 else "medium" if ratio > 1.3 else "hard"
-    return Draft(text, ChoiceTruth(answer=letter, options=opts), str(c.subregion[ref]), difficulty)
+    return Draft(
+        text,
+        ChoiceTruth(answer=letter, options=opts),
+        str(c.subregion[ref]),
+        difficulty,
+        split=split,
+    )
 
 
 #: route analysis: a detour within this of 10 % is too close to the rule to ask
@@ -287,11 +373,14 @@ def spatial_patterns(s: Sampler, n: int) -> Draft:
             r: np.flatnonzero((c.subregion == r) & ~asian_russia & fit)
             for r in sorted(set(c.subregion.tolist()))
         }
-    pools = s.memo["region_pools"]
+    split = s.split_of(n)  # split by city: every city of a sample is of its split
+    pools = s.split_pools(split, s.memo["region_pools"])
     regions = list(pools)
     for _ in range(2000):
         home, away = s.rng.choice(regions, 2, replace=False)
         pool, other = pools[home], pools[away]
+        if pool.size < 4 or other.size == 0:
+            continue
         four = [int(x) for x in s.rng.choice(pool, 4, replace=False)]
         out = int(other[s.rng.integers(other.size)])
         idx = [*four, out]
@@ -319,6 +408,7 @@ def spatial_patterns(s: Sampler, n: int) -> Draft:
                 str(home),
                 difficulty,
                 {"outlier_region": str(away)},
+                split=split,
             )
     raise RuntimeError("no valid spatial pattern found")
 
@@ -326,7 +416,8 @@ def spatial_patterns(s: Sampler, n: int) -> Draft:
 def boundary_analysis(s: Sampler, n: int) -> Draft:
     c = s.c
     k = 4 + n % 3
-    pools = s.bare_pools()
+    split = s.split_of(n)  # split by city: every city of a sample is of its split
+    pools = s.split_pools(split, s.bare_pools())
     while True:
         idx = s.spread(k, 100, pools=pools)
         continents = [
@@ -351,6 +442,7 @@ def boundary_analysis(s: Sampler, n: int) -> Draft:
         str(c.subregion[idx[0]]),
         difficulty,
         {"cities": k},
+        split=split,
     )
 
 
@@ -359,8 +451,12 @@ MISSING_DEG = Tolerance(abs=0.1)
 
 
 def missing_data(s: Sampler, n: int) -> Draft:
+    """A city's missing latitude or longitude; split by city (a train sample of the city
+    gives the coordinate a test question asks)."""
+    split = s.split_of(n)
+    pools = s.split_pools(split)
     while True:
-        i = s.city()
+        i = s.city(pools=pools)
         names = s.named(i)
         if names:
             break
@@ -375,7 +471,7 @@ def missing_data(s: Sampler, n: int) -> Draft:
         meta = {"given": "longitude"}
     pop = int(c.population[i])
     difficulty = "easy" if pop >= 500_000 else "medium" if pop >= 100_000 else "hard"
-    return Draft(text, truth, str(c.subregion[i]), difficulty, meta)
+    return Draft(text, truth, str(c.subregion[i]), difficulty, meta, split=split)
 
 
 TERRAIN_KINDS = tuple(TERRAIN_CLASSES)

@@ -7,6 +7,10 @@ samples do not depend on which other tasks are asked for.  The split is per
 task, stratified by difficulty and region: samples are ordered by stratum
 and dealt to train/dev/test in proportion, so every stratum is split
 60/10/30 as nearly as whole samples allow, and the totals are exact.
+Tasks whose answer is a city, a city's coordinate or a fact of the cities
+named deal their own splits by city (``Sampler.split_of``,
+``Sampler.split_pools``): no city of a test question is in a train sample
+of the task; name disambiguation deals its name groups.
 """
 
 from __future__ import annotations
@@ -28,7 +32,7 @@ from ..templates import PromptSet, default_prompts, load_prompts
 from ._admin1 import ADMIN1_SOURCE
 from ._cities import GEONAMES_SOURCE, load_cities
 from ._name_groups import NAME_GROUPS_SOURCE
-from ._sampling import SPLIT_SHARES, Draft, Sampler, split_targets
+from ._sampling import SPLIT_SHARES, Draft, Sampler, deal_splits
 from ._terrain import TERRAIN_SOURCE
 from .applied import APPLIED_TASKS
 from .pure import PURE_TASKS, PURE_VARIANTS
@@ -82,21 +86,8 @@ class GpsReport:
 
 def assign_splits(strata: Sequence[str], rng: np.random.Generator) -> list[str]:
     """train/dev/test for each item, 60/10/30 within every stratum as nearly as possible and
-    exactly over all items."""
-    n = len(strata)
-    targets = split_targets(n)
-    order = sorted(range(n), key=lambda i: (strata[i], rng.random()))
-    given = dict.fromkeys(targets, 0)
-    out = [""] * n
-    for i in order:
-        # deal to the split furthest behind its share
-        name = min(
-            (s for s in targets if given[s] < targets[s]),
-            key=lambda s: (given[s] + 0.5) / targets[s],
-        )
-        given[name] += 1
-        out[i] = name
-    return out
+    exactly over all items (``_sampling.deal_splits``)."""
+    return deal_splits(strata, rng)
 
 
 #: redraws of a repeated question after which a task gives up (none comes near it)

@@ -69,7 +69,10 @@ TOLERANCES = {
 
 
 def format_conversion(s: Sampler, n: int) -> Draft:
-    i = s.city()
+    """A city's coordinate from decimal degrees to DMS or back; split by city (a train
+    sample converting a city the other way would give a test answer away)."""
+    split = s.split_of(n)
+    i = s.city(pools=s.split_pools(split))
     lat, lon = float(s.c.lat[i]), float(s.c.lon[i])
     hemis = (lat < 0) + (lon < 0)
     difficulty = ("easy", "medium", "hard")[hemis]
@@ -77,15 +80,28 @@ def format_conversion(s: Sampler, n: int) -> Draft:
         dms = str(to_dms(lat, lon, precision=1))
         text = s.prompts.text("gps.format_conversion.to_dms", lat=lat, lon=lon)
         return Draft(
-            text, TextTruth(answer=dms), _region(s, i), difficulty, {"direction": "to_dms"}
+            text,
+            TextTruth(answer=dms),
+            _region(s, i),
+            difficulty,
+            {"direction": "to_dms"},
+            split=split,
         )
     text = s.prompts.text("gps.format_conversion.to_decimal", dms=to_dms(lat, lon, precision=1))
     truth = CoordinateTruth(lat=round(lat, 6), lon=round(lon, 6), tolerance=TOLERANCES["decimal"])
-    return Draft(text, truth, _region(s, i), difficulty, {"direction": "to_decimal"})
+    return Draft(text, truth, _region(s, i), difficulty, {"direction": "to_decimal"}, split=split)
 
 
 def coordinate_transformation(s: Sampler, n: int) -> Draft:
-    i = s.city()
+    """A city's coordinate to UTM or Web Mercator or back; split by city, as format
+    conversion."""
+    split = s.split_of(n)
+    d = _transform(s, s.city(pools=s.split_pools(split)), n)
+    d.split = split
+    return d
+
+
+def _transform(s: Sampler, i: int, n: int) -> Draft:
     lat, lon = float(s.c.lat[i]), float(s.c.lon[i])
     mode = ("to_utm", "to_mercator", "from_utm", "from_mercator")[n % 4]
     region = _region(s, i)
