@@ -148,11 +148,12 @@ _DIVISION_WORDS = re.compile(
 
 
 def division_core(name: str) -> str:
-    """A province or state name without accents, case, punctuation or division words."""
+    """A province or state name without accents, case, punctuation or division words; a
+    name made of division words only ("Federal District", "Capital District") is kept whole."""
     text = unicodedata.normalize("NFKD", name)
     text = "".join(ch for ch in text if not unicodedata.combining(ch)).casefold()
     text = re.sub(r"[^\w]+", " ", text)
-    return " ".join(_DIVISION_WORDS.sub(" ", text).split())
+    return " ".join(_DIVISION_WORDS.sub(" ", text).split()) or " ".join(text.split())
 
 
 _MAX_FIELDS = 20

@@ -316,3 +316,14 @@ def test_a_province_whose_name_has_commas_is_read_whole():
     name = "Southern Nations, Nationalities, and People's Region"
     assert province_matches(f"FINAL ANSWER: Dimtu, {name}, Ethiopia", name)
     assert not province_matches("FINAL ANSWER: Dimtu, Oromiya, Ethiopia", name)
+
+
+@pytest.mark.parametrize("province", ["Federal District", "Capital District", "Distrito Federal"])
+def test_a_province_named_by_division_words_only_is_matched_whole(province):
+    # Brasília's GeoNames province is "Federal District": every word of it is a division word
+    from evaluators.gps import province_matches
+
+    assert province_matches(f"FINAL ANSWER: Brasília, {province}, Brazil", province)
+    assert province_matches(f"Brasilia, {province.upper()}, BR", province)
+    assert not province_matches("FINAL ANSWER: Brasília, Goiás, Brazil", province)
+    assert not province_matches("FINAL ANSWER: Brasília, , Brazil", province)
