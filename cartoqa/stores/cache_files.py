@@ -220,10 +220,15 @@ def decoded_png(data: bytes, *, size: tuple[int, int] | None = None) -> tuple[in
     it is empty, not a PNG, cut short or damaged, or not of ``size``."""
     from PIL import Image
 
+    from cartoqa.stores.image_bytes import cut_short
+
     if not data:
         raise BadCacheEntry("zero-length, not a PNG")
     if not data.startswith(b"\x89PNG\r\n\x1a\n"):
         raise BadCacheEntry("not a PNG (no PNG signature)")
+    problem = cut_short(data)  # PIL may be set to decode truncated images silently
+    if problem:
+        raise BadCacheEntry(problem)
     try:
         with Image.open(io.BytesIO(data)) as im:
             im.load()

@@ -324,12 +324,20 @@ def check_image(filename: str, data: bytes) -> None:
     ``verify`` and then ``load``: every pixel read) as the format its suffix names."""
     from PIL import Image, UnidentifiedImageError
 
+    from cartoqa.stores.image_bytes import cut_short
+
     if not data:
         raise DatasetError(
             f"image {filename!r} is empty (0 bytes): a dataset holds only images that decode; "
             "render it again (a corrupt cache entry? delete it)"
         )
     want = IMAGE_FORMATS.get(Path(filename).suffix.lower())
+    problem = cut_short(data)  # PIL may be set to decode truncated images silently
+    if problem:
+        raise DatasetError(
+            f"image {filename!r} ({len(data)} bytes) is not whole: {problem}; a dataset "
+            "holds only images that decode; render it again (a corrupt cache entry? delete it)"
+        )
     try:
         with Image.open(io.BytesIO(data)) as im:
             got = im.format
