@@ -26,12 +26,21 @@ converted, and one of another dimension (a polygon's "1000 km", a bearing's "26.
 a word that is no unit is unreadable; the values of an answer's object are read in their
 key's unit (the truth's ``units``; degrees for a latitude or longitude).  Negated and
 hedged answers are unreadable (``evaluators.hedges``).
+
+Strong models' own forms (issue 28): LaTeX is written out first (``_delatex``); values
+labelled in text in any order and case ("Easting = .., Northing = ..", "x = ..; y = ..");
+the paper's bounding-box list (north, west, south, east) or the keys' order; the paper's
+grouping text ("Asia: a, b; Oceania: c", accents, apostrophes' shape and empty continents
+aside); degrees and minutes ("27°52′N"); quadrant bearings ("S 65.5° W"); "lat ≈ ..,
+lon ≈ ..".  Naming two of the prompt's cities, or a place "or" another, is a hedge; an
+alternate name that is the province or a country earns no city credit.
 """
 
 from __future__ import annotations
 
 import re
 import unicodedata
+from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -40,6 +49,7 @@ from cartoqa.records import (
     BooleanTruth,
     ChoiceTruth,
     CoordinateTruth,
+    GroupingTruth,
     IndicesTruth,
     NumberTruth,
     Sample,
@@ -131,8 +141,11 @@ def out_of_range(value: float, quantity: str) -> str | None:
 def _coordinate(text: str) -> tuple[float, float]:
     """The point an answer gives; ``parse_coordinate`` refuses a latitude or longitude out of
     its range (``RANGES``), so the longitude's wrap never takes a turn off."""
+    written = final_answer_text(text)
     try:
-        return parse_coordinate(final_answer_text(text))
+        # a labelled decimal pair ("lat ≈ .., lon ≈ .."); degrees and minutes as written
+        point = None if _DM.search(written[:2000]) else _labelled_point(written)
+        return parse_coordinate(point or written)
     except ValueError as exc:
         raise AnswerParseError(str(exc)) from None
 
@@ -177,6 +190,107 @@ def province_matches(answer: str, province: str, code: str = "") -> bool:
     return code.isalpha() and code.casefold() in fields
 
 
+# ------------------------------------------------------------------ LaTeX and written forms
+
+_LATEX = [
+    (re.compile(r"\{,\}"), ","),  # "5{,}448.8"
+    (re.compile(r"\^\s*\{?\s*\\circ\s*\}?|\\degree\b|\^\s*\{?\s*\\text\{\s*o\s*\}\s*\}?"), "°"),
+    (re.compile(r"\\(?:text|mathrm|mathbf|textbf|operatorname|rm)\s*\{([^{}]{0,40})\}"), r"\1"),
+    (re.compile(r"\\approx|\\sim"), "≈"),
+    (re.compile(r"\\(?:left|right|displaystyle|boxed)"), ""),
+    (re.compile(r"\\[,;:! ]"), " "),
+    (re.compile(r"\\(?:times|cdot)"), "×"),
+    (re.compile(r"\^\s*\{?2\}?"), "²"),
+]
+# "3.8222 × 10^5", "3.8222 × 10^{5}" (after the table above) -> "3.8222e5"
+_POWER = re.compile(r"(\d+(?:\.\d+)?)\s*[×x·*]\s*10\s*\^\s*\{?\s*([+\-\u2212]?\d{1,3})\s*\}?")
+
+
+def _delatex(text: str) -> str:
+    """An answer with its LaTeX written out: "$5{,}448.8$ km" -> "5,448.8 km", "$3.82
+    \\times 10^{5}$" -> "3.82e5", "$36.66^\\circ$ N" -> "36.66° N"; text without a backslash,
+    "$", "{" or "^" is returned as it is."""
+    if not any(c in text for c in "\\$^×"):
+        return text
+    for pattern, repl in _LATEX:
+        text = pattern.sub(repl, text)
+    text = _POWER.sub(lambda m: f"{m.group(1)}e{m.group(2).replace(chr(0x2212), '-')}", text)
+    # braces only inside math ("$(36.66, 70.74)$", "\\(...\\)"): a JSON answer keeps its own
+    if "{" in text:
+        text = _MATH.sub(lambda m: re.sub(r"[{}]", "", m.group(1) or m.group(2) or ""), text)
+    return text.replace("$", "")
+
+
+_MATH = re.compile(r"\$([^$]{0,500})\$|\\[(\[]([^\\$]{0,500})\\[)\]]")
+
+
+# "lat ≈ 36.6631, lon ≈ 70.7445", "latitude = 36.66° N; longitude: 70.74° E"
+_LAT_LON = {
+    q: re.compile(
+        rf"(?<![a-z])(?:{q})\s*(?:[:=≈~]|is|of)\s*({_NUM0})\s*°?\s*([NSEW](?![a-z]))?",
+        re.IGNORECASE,
+    )
+    for q, _NUM0 in (
+        ("latitude|lat", r"[+\-\u2212]?\d{1,3}(?:\.\d+)?"),
+        ("longitude|long|lon|lng", r"[+\-\u2212]?\d{1,3}(?:\.\d+)?"),
+    )
+}
+
+
+def _labelled_point(text: str) -> str | None:
+    """A labelled latitude and longitude ("lat ≈ 36.66, lon ≈ 70.74", any order) written
+    as "36.66, 70.74"; None where either label is missing."""
+    got = [_LAT_LON[q].search(text[:2000]) for q in _LAT_LON]
+    if not all(got):
+        return None
+    return ", ".join(f"{m.group(1)}{m.group(2) or ''}" for m in got if m)
+
+
+# "27°52′N", "149° 34' W", "27°52'30.5\"N": degrees and minutes (seconds optional)
+_DM = re.compile(
+    r"(?<![\d.])([+\-\u2212]?)(\d{1,3}(?:\.\d+)?)\s*°\s*(\d{1,2}(?:\.\d+)?)\s*['′’]"
+    r"(?:\s*(\d{1,2}(?:\.\d+)?)\s*(?:\"|″|''|′′))?\s*([NSEW](?![a-z]))?",
+    re.IGNORECASE,
+)
+
+
+def _dms_degrees(text: str) -> float | None:
+    """The one angle written in degrees and minutes (seconds optional), signed by its
+    hemisphere letter or a minus; None where none or more than one is written."""
+    found = list(_DM.finditer(text[:2000]))
+    if len(found) != 1:
+        return None
+    sign, d, m, s, hemi = found[0].groups()
+    value = float(d) + float(m) / 60 + float(s or 0) / 3600
+    if sign in ("-", "\u2212") or (hemi or "").upper() in ("S", "W"):
+        value = -value
+    return value
+
+
+# "S 65.5° W", "N45E", "S 14.5 deg E": a quadrant bearing
+_QUADRANT = re.compile(
+    r"(?<![a-z])([NS])\s*(\d{1,2}(?:\.\d+)?)\s*(?:°|deg(?:rees?)?)?\s*([EW])(?![a-z])",
+    re.IGNORECASE,
+)
+
+
+def _quadrant_bearing(text: str) -> float | None:
+    """The bearing a quadrant bearing gives ("S 65.5° W" is 245.5), where the final answer
+    writes exactly one; else None."""
+    found = list(_QUADRANT.finditer(text[:2000]))
+    if len(found) != 1:
+        return None
+    ns, angle, ew = found[0].group(1).upper(), float(found[0].group(2)), found[0].group(3).upper()
+    if angle > 90:
+        return None
+    return {
+        ("N", "E"): angle,
+        ("S", "E"): 180 - angle,
+        ("S", "W"): 180 + angle,
+        ("N", "W"): (360 - angle) % 360,
+    }[ns, ew]
+
+
 # ------------------------------------------------------------------ numbers and values
 
 # "53.0261° W", "53.0261 degrees west", "12.5 S"
@@ -186,6 +300,9 @@ _HEMI_AFTER = re.compile(r"\d\s*(?:°|deg(?:rees?)?)?\s*(west|south|w|s)\b", re.
 def _degrees(response: str) -> float:
     """A signed angle: the result number (in degrees, converted from radians; another unit
     refused), negative where a hemisphere letter says W or S."""
+    dms = _dms_degrees(final_answer_text(response))
+    if dms is not None:
+        return dms
     value = in_unit(parse_result_number(response), "deg")
     if value > 0 and _HEMI_AFTER.search(final_answer_text(response)[:1000]):
         value = -value
@@ -214,17 +331,47 @@ def _loose_object(text: str) -> dict[str, object]:
     return out
 
 
-# "Zone 13N, 810891.5 E, 2252034.6 N", "zone 13, easting 810891.5 m, northing 2252034.6 m"
-_UTM_TEXT = {
-    "zone": re.compile(r"zone\s*[:=]?\s*(\d{1,2})", re.IGNORECASE),
-    "easting": re.compile(
-        r"easting\s*[:=]?\s*([\d,.]+)|(\d{4}[\d,.]*)\s*(?:m\s*)?(?:E\b|easting)", re.IGNORECASE
-    ),
-    "northing": re.compile(
-        r"northing\s*[:=]?\s*([\d,.]+)|(\d{4}[\d,.]*)\s*(?:m\s*)?(?:N\b|northing)",
-        re.IGNORECASE,
-    ),
+# a number as written in a labelled answer: "810,891.5", "-43.5553", never a trailing comma
+_NUM = r"[+\-\u2212]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?"
+
+#: the labels a value of an answer written as text may carry, by key ("Easting = 448364.98",
+#: "northing: 6469300.24", "E = 448364.98 m", "x = 11,430,296.45 m"); any case, any order
+_LABELS = {
+    "zone": r"zone",
+    "easting": r"easting|e",
+    "northing": r"northing|n",
+    "x": r"x",
+    "y": r"y",
 }
+
+# a label, then ":", "=", "≈" or "~" (or, for a word label, only spaces), then the number
+_LABELLED = {
+    k: re.compile(
+        rf"(?<![\w.])(?:{v})(?:\s*\(m\))?\s*(?:[:=≈~]|(?<=[a-z]{{2}})\s)\s*({_NUM})",
+        re.IGNORECASE,
+    )
+    for k, v in _LABELS.items()
+}
+# "810891.5 E", "810891.5 mE", "2252034.6 m N": a number of four digits or more (never a
+# zone's "13N"), then the axis letter or word
+_BIG = r"(?<![\d.,])(\d{4,}(?:\.\d+)?|\d{1,3}(?:,\d{3})+(?:\.\d+)?)"
+_SUFFIXED = {
+    "easting": re.compile(rf"{_BIG}\s*(?:m\s*)?(?:E\b|easting)", re.IGNORECASE),
+    "northing": re.compile(rf"{_BIG}\s*(?:m\s*)?(?:N\b|northing)", re.IGNORECASE),
+}
+
+
+def _labelled_values(text: str, keys: list[str]) -> dict[str, float | None]:
+    """The values of ``keys`` an answer labels in text, each by its own label ("Easting =
+    ..., Northing = ...", "x = ...; y = ..."), in any order and case; a key with no label
+    read maps to None."""
+    out: dict[str, float | None] = {}
+    for k in keys:
+        m = _LABELLED[k].search(text) if k in _LABELLED else None
+        if m is None and k in _SUFFIXED:
+            m = _SUFFIXED[k].search(text)
+        out[k] = _as_number(m.group(1)) if m else None
+    return out
 
 
 def _as_number(value: object, unit: str | None = None) -> float | None:
@@ -277,13 +424,25 @@ def read_values(
                 continue
     by_key = {_key(str(k)): v for k, v in got.items()}
     out = {k: _as_number(by_key.get(_key(k)), _key_unit(k, units or {})) for k in keys}
-    if any(v is None for v in out.values()) and set(keys) <= set(_UTM_TEXT):
+    if any(v is None for v in out.values()) and set(keys) <= set(_LABELS):
         text = final_answer_region(response)[:2000]
-        for k in keys:
-            m = _UTM_TEXT[k].search(text)
-            if out[k] is None and m:
-                out[k] = _as_number(m.group(1) or m.group(2))
+        found = _labelled_values(text, keys)
+        out = {k: v if v is not None else found[k] for k, v in out.items()}
+        if all(v is None for v in out.values()):  # "(589884.73, 4510420.27)": in order
+            numbers = _plain_numbers(final_answer_text(response))
+            if len(numbers) == len(keys):
+                out = dict(zip(keys, numbers, strict=True))
     return out
+
+
+def _plain_numbers(text: str) -> list[float]:
+    """The numbers of a final answer written as a plain list ("-22.7161, 48.5742, ...",
+    "[...]", "(x, y)"), in order; [] where anything but numbers, brackets, commas,
+    semicolons, degree signs or "m" is written."""
+    text = text[:500].strip().rstrip(".")
+    if not re.fullmatch(r"[\s\[\]()+\-\u2212\d.,;°m]*", text):
+        return []
+    return [float(n.replace("\u2212", "-")) for n in re.findall(r"[+\-\u2212]?\d+(?:\.\d+)?", text)]
 
 
 def _indices(response: str) -> list[object]:
@@ -410,6 +569,106 @@ def _country_ok(text: str, country: str) -> bool:
     return False
 
 
+def _city_credit(truth: TextTruth, province: str = "") -> set[str]:
+    """The folded names that earn city credit: the city's own name, and its alternate names
+    but those that name a country ("Paraguay" for Asunción) or its province ("Bahia" for
+    Salvador): a city answer must name the city."""
+    out = {_fold(truth.answer)}
+    want = division_core(province) if province else None
+    for alt in truth.accepted:
+        if country_code(alt) is not None or (want and division_core(alt) == want):
+            continue
+        out.add(_fold(alt))
+    return out
+
+
+_OR = re.compile(r"\s(?:or|and/or)\s|\s/\s|\s\|\s", re.IGNORECASE)
+
+
+def _names_only_city(text: str, names: set[str]) -> bool:
+    """Whether a place answer names the city and no other: alternatives ("Kumasi or
+    Tauranga", "A / B") are a hedge, and wrong; two names of the one city ("Bolzano /
+    Bozen, Italy") are not."""
+    parts = _OR.split(text[:300])
+    return all(_names_city(p.strip(), names) for p in parts)
+
+
+def _listed_names(prompt: str) -> set[str]:
+    """The folded items of a prompt's "A; B; C" list (the cities a question offers)."""
+    return {_fold(p) for p in re.split(r"[;:]|\.\s", prompt[:5000]) if p.strip()}
+
+
+def _names_two_listed(text: str, prompt: str) -> bool:
+    """Whether an answer names two or more of the cities its prompt lists ("Menongue,
+    Tauranga"): a hedge."""
+    listed = _listed_names(prompt)
+    fields = [f for f in re.split(r"[,;]", text[:300]) if f.strip()]
+    return sum(bool(city_names(f) & listed) for f in fields) > 1
+
+
+def _box_list(truth: ValuesTruth, response: str) -> GpsScore:
+    """A bounding box written as four plain numbers: the paper's order (north, west, south,
+    east: "-22.7161, 48.5742, -43.5553, 138.1833") or the order the prompt lists its keys
+    (min_lat, max_lat, min_lon, max_lon); right where either reading is within tolerance."""
+    numbers = _plain_numbers(final_answer_text(response))
+    if len(numbers) != 4:
+        return GpsScore(False, why=f"missing {list(truth.values)}")
+    orders = (("max_lat", "min_lon", "min_lat", "max_lon"), tuple(truth.values))
+    for order in orders:
+        got = dict(zip(order, numbers, strict=True))
+        if set(got) == set(truth.values) and all(
+            within_tolerance(got[k], v, abs_tol=truth.tolerances.get(k, 0.0))
+            for k, v in truth.values.items()
+        ):
+            return GpsScore(True)
+    return GpsScore(False, why="a value outside its tolerance")
+
+
+def _group_name(name: str) -> str:
+    """A city or continent name as grouping compares it: accents, case, apostrophes' shape
+    and surrounding quotes aside ("Burhanpur" is "Burhānpur", "'" is "’")."""
+    text = _fold(str(name)[:200])
+    text = re.sub(r"[’‘ʼʻ`´]", "'", text)
+    return " ".join(text.strip(" \"'[]").split())
+
+
+def _read_grouping(response: str) -> dict[str, list[str]]:
+    """A grouping: a JSON object after the last FINAL ANSWER (or anywhere), else the paper's
+    text ("Asia: Gurlan, Saga; Oceania: Tauranga", or one continent a line)."""
+    for where in (final_answer_text(response), final_answer_region(response)):
+        try:
+            value = last_json_value(where, "{")
+        except AnswerParseError:
+            continue
+        if isinstance(value, dict):
+            return {str(k): v if isinstance(v, list) else [v] for k, v in value.items()}
+    text = final_answer_region(response)[:5000]
+    out: dict[str, list[str]] = {}
+    for part in re.split(r"[;\n]", text):
+        key, sep, names = part.partition(":")
+        key = re.sub(r"(?i)^\s*final\s+answer\s*", "", key).strip(" *-")
+        if not sep or not key or ":" in names:
+            continue
+        out[key] = [n for n in (x.strip() for x in names.split(",")) if n]
+    if not out:
+        raise AnswerParseError(f"no grouping in {text[:80]!r}")
+    return out
+
+
+def _grouping_matches(truth: GroupingTruth, got: dict[str, list[str]]) -> bool:
+    """Whether a grouping read puts every city in its continent: names compared by
+    ``_group_name``; an empty continent written is no group."""
+
+    def norm(groups: dict[str, list]) -> dict[str, Counter[str]]:
+        return {
+            _group_name(k): Counter(_group_name(str(n)) for n in v)
+            for k, v in groups.items()
+            if isinstance(v, list) and v
+        }
+
+    return norm(got) == norm(truth.groups)
+
+
 #: tasks scored with 1 - MAPE beside the tolerance
 _NUMERIC = frozenset({"distance", "polygon", "polygon_perimeter"})
 
@@ -459,7 +718,11 @@ def _score(sample: Sample, response: str) -> GpsScore:
         return GpsScore(ok, _close(value, truth.value), why)
     if task == "bearing":
         assert isinstance(truth, NumberTruth)
-        value = in_unit(parse_result_number(response), truth.unit or "deg")
+        quadrant = _quadrant_bearing(final_answer_text(response))
+        if quadrant is not None:
+            value = quadrant
+        else:
+            value = in_unit(parse_result_number(response), truth.unit or "deg")
         if why := out_of_range(value, "bearing"):
             return GpsScore(False, why=why)
         tol = truth.tolerance or _LEGACY[task]
@@ -488,6 +751,8 @@ def _score(sample: Sample, response: str) -> GpsScore:
         return GpsScore(ok, why=None if ok else f"more than {tol.abs:g} degrees off")
     if isinstance(truth, ValuesTruth):
         vals = read_values(response, list(truth.values), truth.units)
+        if task == "bounding_box" and all(v is None for v in vals.values()):
+            return _box_list(truth, response)
         missing = [k for k, v in vals.items() if v is None]
         if missing:
             return GpsScore(False, 0.0 if task in _NUMERIC else None, f"missing {missing}")
@@ -504,14 +769,14 @@ def _score(sample: Sample, response: str) -> GpsScore:
     if task == "place_association":
         assert isinstance(truth, TextTruth)
         text = final_answer_text(response)
-        names = {_fold(n) for n in [truth.answer, *truth.accepted]}
+        names = _city_credit(truth, str(md.get("province") or ""))
         country = str(md.get("country") or "")
         country_ok = _country_ok(text, country)
         province = md.get("province")
         province_ok = (
             province_matches(text, str(province), str(md.get("admin1") or "")) if province else None
         )
-        ok = _names_city(text, names)
+        ok = _names_only_city(text, names)
         return GpsScore(
             ok,
             why=None if ok else "another place",
@@ -519,9 +784,15 @@ def _score(sample: Sample, response: str) -> GpsScore:
             province_correct=province_ok,
         )
     if isinstance(truth, TextTruth):  # a city's name (spatial patterns)
-        names = {_fold(n) for n in [truth.answer, *truth.accepted]}
-        ok = _names_city(final_answer_text(response), names)
+        text = final_answer_text(response)
+        names = _city_credit(truth)
+        if _names_two_listed(text, sample.prompt.text):
+            return GpsScore(False, why="hedged: more than one city named")
+        ok = _names_only_city(text, names)
         return GpsScore(ok, why=None if ok else "another place")
+    if task == "boundary_analysis" and isinstance(truth, GroupingTruth):
+        ok = _grouping_matches(truth, _read_grouping(response))
+        return GpsScore(ok, why=None if ok else "wrong")
     if isinstance(truth, ChoiceTruth):
         parsed: object = parse_choice(final_answer_text(response), truth.options)
     elif isinstance(truth, BooleanTruth):
@@ -539,7 +810,7 @@ def score_gps(sample: Sample, response: str | None) -> GpsScore:
     if response is None or not response.strip():
         return GpsScore(False, 0.0 if sample.task in _NUMERIC else None, "no answer")
     try:
-        return _score(sample, response)
+        return _score(sample, _delatex(response))
     except (
         AnswerParseError,
         ValueError,

@@ -379,9 +379,13 @@ CASES: dict[str, list[tuple[str, Make, bool]]] = {
     "route_geometry": choice_cases(final=True),
     "relative_position_pure": choice_cases(final=True),
     "place_association": [
-        ("the place", fa("Madrid, Madrid, Spain"), True),
-        ("not the place", fa("not Madrid, Madrid, Spain"), False),
-        ("the city or another", fa("Madrid or Toledo, Madrid, Spain"), False),
+        ("the place", lambda s: f"FINAL ANSWER: {s.ground_truth.answer}, Spain", True),
+        ("not the place", lambda s: f"FINAL ANSWER: not {s.ground_truth.answer}, Spain", False),
+        (
+            "the city or another",
+            lambda s: f"FINAL ANSWER: {s.ground_truth.answer} or Toledo, Spain",
+            False,
+        ),
     ],
     "name_disambiguation": choice_cases(final=True),
     "relative_position_applied": choice_cases(final=True),
