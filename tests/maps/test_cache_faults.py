@@ -6,7 +6,6 @@ process that started it.  Real Mapnik, PostGIS, osmium and osm2pgsql on a tiny s
 
 from __future__ import annotations
 
-import io
 import json
 import logging
 import os
@@ -19,35 +18,12 @@ from pathlib import Path
 import pytest
 
 from tests.cartoqa.conftest import tmpfs  # noqa: F401 - the real small-disk fixture
+from tests.corrupt_bytes import CORRUPT, png_size
 
 from .osm_xml import osm_grid_xml, write_osm
 from .road_fixtures import ll
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def _truncated(data: bytes) -> bytes:
-    return data[: len(data) // 2]
-
-
-def _zero(data: bytes) -> bytes:
-    return b""
-
-
-def _flipped(data: bytes) -> bytes:
-    mid = len(data) // 2
-    return data[:mid] + bytes(b ^ 0x5A for b in data[mid : mid + 64]) + data[mid + 64 :]
-
-
-CORRUPT = {"truncated": _truncated, "zero-length": _zero, "wrong bytes": _flipped}
-
-
-def _png_size(data: bytes) -> tuple[int, int]:
-    from PIL import Image
-
-    with Image.open(io.BytesIO(data)) as im:
-        im.load()
-        return im.size
 
 
 @pytest.fixture(scope="module")
@@ -94,9 +70,9 @@ def test_a_bad_cached_tile_is_made_again_with_a_warning(engine, cache, kind, cap
     p.write_bytes(bad)
     caplog.set_level(logging.WARNING)
     again = _renderer(engine, cache).tile(z, x, y)
-    assert _png_size(again) == (256, 256)
+    assert png_size(again) == (256, 256)
     assert again == good
-    assert _png_size(p.read_bytes()) == (256, 256) and p.read_bytes() == good
+    assert png_size(p.read_bytes()) == (256, 256) and p.read_bytes() == good
     assert str(p) in caplog.text and "made again" in caplog.text
 
 
@@ -116,7 +92,7 @@ def test_a_map_drawn_over_bad_cached_tiles_is_the_map_drawn_over_good_ones(engin
     engine.tiles._images.clear()  # nothing of the first render in memory
     after = engine.render(view)
     assert (after.image() == before.image()).all()
-    assert all(_png_size(p.read_bytes()) == (256, 256) for p in tiles)
+    assert all(png_size(p.read_bytes()) == (256, 256) for p in tiles)
 
 
 @pytest.mark.parametrize("kind", CORRUPT)

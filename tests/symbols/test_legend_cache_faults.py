@@ -14,30 +14,10 @@ import numpy as np
 import pytest
 from PIL import Image, ImageDraw
 
+from tests.corrupt_bytes import CORRUPT, png_size
+
 ONLY = ["symbol:amenity=bank", "line:highway=residential", "area:landuse=grass"]
 SIZES = {"symbol": 120, "line": 240, "area": 240}
-
-
-def _truncated(data: bytes) -> bytes:
-    return data[: len(data) // 2]
-
-
-def _zero(data: bytes) -> bytes:
-    return b""
-
-
-def _flipped(data: bytes) -> bytes:
-    mid = len(data) // 2
-    return data[:mid] + bytes(b ^ 0x5A for b in data[mid : mid + 64]) + data[mid + 64 :]
-
-
-CORRUPT = {"truncated": _truncated, "zero-length": _zero, "wrong bytes": _flipped}
-
-
-def _size(data: bytes) -> tuple[int, int]:
-    with Image.open(io.BytesIO(data)) as im:
-        im.load()
-        return im.size
 
 
 @pytest.fixture(scope="module")
@@ -73,7 +53,7 @@ def test_a_bad_legend_image_is_drawn_again_with_a_warning(
     for key, p in again.images.items():
         data = p.read_bytes()
         size = SIZES[key.split(":")[0]]
-        assert _size(data) == (size, size)
+        assert png_size(data) == (size, size)
         assert data == good[key]
     assert str(bad) in caplog.text and "drawn again" in caplog.text
 
