@@ -29,7 +29,7 @@ from cartoqa.records import Sample
 from cartoqa.stores import Dataset
 from cartoqa.stores._files import ensure_writable_folder, write_json_atomic
 from cartoqa.stores._locks import LockBusy, try_lock
-from cartoqa.stores.dataset import _fsync_dir, _swap_in
+from cartoqa.stores.dataset import swap_in_synced
 
 __all__ = [
     "ExportFormat",
@@ -181,10 +181,7 @@ def export_folder(target: Path, kind: ExportFormat, *, overwrite: bool) -> Itera
             if staged.marker is None:
                 raise RuntimeError("export_folder: the export set no marker")
             write_json_atomic(stage / kind.marker, staged.marker)
-            folders = [Path(root) for root, _, _ in os.walk(stage)]
-            for folder in sorted(folders, key=lambda f: len(f.parts), reverse=True):
-                _fsync_dir(folder)
-            _swap_in(stage, target)
+            swap_in_synced(stage, target)
         except BaseException:
             shutil.rmtree(stage, ignore_errors=True)
             raise

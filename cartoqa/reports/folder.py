@@ -2,7 +2,7 @@
 
 A report is written into a hidden sibling folder (``.OUT.staging-PID``) while a lock
 (``.OUT.lock``) keeps other writers out, synced, and swapped into place with one atomic
-exchange (``cartoqa.stores.dataset._swap_in``): OUT then holds exactly the files this report
+exchange (``cartoqa.stores.dataset.swap_in_synced``): OUT then holds exactly the files this report
 names, none of an earlier report's, and a failure (a full disk) leaves OUT as it was.  OUT
 may be new, empty, or an earlier cartoqa report (its ``tables.json`` says so) holding only a
 report's files; any other folder is refused, never emptied.
@@ -20,7 +20,7 @@ from pathlib import Path
 from cartoqa.errors import CartoqaError
 from cartoqa.stores._files import ensure_writable_folder
 from cartoqa.stores._locks import LockBusy, try_lock
-from cartoqa.stores.dataset import _fsync_dir, _swap_in
+from cartoqa.stores.dataset import swap_in_synced
 
 __all__ = ["REPORT_FILES", "check_report_target", "is_report", "report_folder"]
 
@@ -132,13 +132,7 @@ def report_folder(out: Path) -> Iterator[Path]:
         try:
             stage.mkdir()
             yield stage
-            for folder in sorted(
-                (Path(root) for root, _, _ in os.walk(stage)),
-                key=lambda f: len(f.parts),
-                reverse=True,
-            ):
-                _fsync_dir(folder)
-            _swap_in(stage, target)
+            swap_in_synced(stage, target)
         except BaseException:
             shutil.rmtree(stage, ignore_errors=True)
             raise

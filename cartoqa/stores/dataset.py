@@ -42,6 +42,7 @@ __all__ = [
     "check_image",
     "collect_versions",
     "load_dataset",
+    "swap_in_synced",
 ]
 
 MANIFEST_SCHEMA_VERSION = 1
@@ -493,6 +494,15 @@ def _swap_in(stage: Path, target: Path) -> None:
         stage.rename(target)
         shutil.rmtree(old, ignore_errors=True)
     _fsync_dir(target.parent)
+
+
+def swap_in_synced(stage: Path, target: Path) -> None:
+    """``_swap_in`` once every folder of ``stage`` is on disk (deepest first): the folder
+    swapped in is whole after a crash (exports and reports)."""
+    folders = [Path(root) for root, _, _ in os.walk(stage)]
+    for folder in sorted(folders, key=lambda f: len(f.parts), reverse=True):
+        _fsync_dir(folder)
+    _swap_in(stage, target)
 
 
 def _first_error(err: ValidationError) -> str:
