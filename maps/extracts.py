@@ -28,7 +28,6 @@ else the cells of ``maps.coverage``'s occupancy grid of its nodes and ways.
 
 from __future__ import annotations
 
-import hashlib
 import importlib.resources
 import json
 import logging
@@ -42,7 +41,7 @@ from typing import Any
 
 from cartoqa.errors import CartoqaError
 from cartoqa.settings import cache_dir
-from cartoqa.stores._files import json_text, write_atomic
+from cartoqa.stores._files import json_text, sha256_file, write_atomic
 from cartoqa.stores.cache_files import (
     BadCacheEntry,
     cache_file_ok,
@@ -187,14 +186,6 @@ def _name(path: Path) -> str:
     return path.stem
 
 
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        while block := f.read(1 << 20):
-            h.update(block)
-    return h.hexdigest()
-
-
 def load_extract(path: str | Path | None = None, *, cache: Path | None = None) -> Extract:
     """Load an extract (the embedded default when ``path`` is None), repairing and cleaning it.
 
@@ -210,7 +201,7 @@ def load_extract(path: str | Path | None = None, *, cache: Path | None = None) -
         raise ExtractError(
             f"{src} is not an OSM extract by its name; expected one of {', '.join(SUFFIXES)}"
         )
-    sha = _sha256(src)
+    sha = sha256_file(src)
     folder = (cache or cache_dir()) / "extracts" / sha[:16]
     folder.mkdir(parents=True, exist_ok=True)
     clean_stale_tmp(folder, recursive=False)

@@ -36,6 +36,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
+from cartoqa.stores._files import sha256_file
+
 __all__ = [
     "ABANDONED_TMP_S",
     "STALE_TMP_S",
@@ -96,16 +98,8 @@ def _write_whole(path: Path, data: bytes) -> None:
 def commit_cache_file(tmp: Path, path: Path) -> None:
     """Make the whole file ``tmp`` (written by another tool, beside ``path``) the cache entry
     ``path``: its digest first, then the file renamed into place."""
-    _write_whole(digest_path(path), _sha256_file(tmp).encode() + b"\n")
+    _write_whole(digest_path(path), sha256_file(tmp).encode() + b"\n")
     os.replace(tmp, path)
-
-
-def _sha256_file(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        while block := f.read(1 << 20):
-            h.update(block)
-    return h.hexdigest()
 
 
 def _stored_digest(path: Path) -> str | None:
@@ -175,7 +169,7 @@ def cache_file_ok(path: Path, *, what: str) -> bool:
         drop_cache_file(path, what=what, why="no SHA-256 beside it")
         return False
     try:
-        actual = _sha256_file(path)
+        actual = sha256_file(path)
     except OSError as exc:
         drop_cache_file(path, what=what, why=f"unreadable: {exc.strerror}")
         return False
