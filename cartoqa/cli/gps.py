@@ -27,8 +27,8 @@ def generate(
         str | None,
         typer.Option(
             help="Comma-separated task names (default GPSBench's 17 and the missing-data "
-            "probe); also the variants polygon_perimeter, bounding_box_full, "
-            "route_geometry_indices, relative_position_pure_8, or 'variants' for all four."
+            "probe); also cartoqa's variants by name (`cartoqa tasks` lists them, track "
+            "'variant'), or 'variants' for all of them."
         ),
     ] = None,
     overwrite: Annotated[bool, typer.Option(help="Replace a dataset already at OUT.")] = False,

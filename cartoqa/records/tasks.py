@@ -30,11 +30,13 @@ TASK_TRUTH_KINDS: dict[str, frozenset[str]] = {
     "bounding_box": frozenset({"values"}),
     "route_geometry": frozenset({"choice"}),
     "relative_position_pure": frozenset({"choice"}),
-    # richer forms of four of them (separate tasks, so their scores never mix)
+    # cartoqa's own forms of six of them (separate tasks, so their scores never mix)
     "polygon_perimeter": frozenset({"values"}),
     "bounding_box_full": frozenset({"values"}),
     "route_geometry_indices": frozenset({"indices"}),
     "relative_position_pure_8": frozenset({"choice"}),
+    "format_conversion_lenient": frozenset({"text", "coordinate"}),
+    "relative_position_pure_latlon": frozenset({"choice"}),
     # GPSBench, applied track
     "place_association": frozenset({"text"}),
     "name_disambiguation": frozenset({"choice"}),
@@ -45,6 +47,12 @@ TASK_TRUTH_KINDS: dict[str, frozenset[str]] = {
     "boundary_analysis": frozenset({"grouping"}),
     "terrain_classification": frozenset({"choice"}),
     "missing_data": frozenset({"coordinate", "number"}),
+    # cartoqa's own forms of five of them (variants, as above)
+    "place_association_levels": frozenset({"text"}),
+    "name_disambiguation_countries": frozenset({"choice"}),
+    "proximity_names": frozenset({"choice", "text"}),
+    "spatial_patterns_hinted": frozenset({"text"}),
+    "terrain_classification_4": frozenset({"choice"}),
 }
 
 

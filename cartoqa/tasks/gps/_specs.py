@@ -24,19 +24,30 @@ DESCRIPTIONS = {
     "bounding_box": "the minimum and maximum latitude and longitude of 3-8 cities",
     "route_geometry": "which of four index lists Ramer-Douglas-Peucker keeps",
     "relative_position_pure": "north, east, south or west, by the bearing between coordinates",
-    "place_association": "the city, province and country at a noisy coordinate",
-    "name_disambiguation": "which of four same-name cities is at a coordinate",
+    "place_association": "the city at a noisy coordinate (province and country graded too)",
+    "name_disambiguation": "which of four same-name cities, in four states, is at a point",
     "relative_position_applied": "north, east, south or west between two cities named only",
-    "proximity": "which of four named cities is nearest a fifth",
+    "proximity": "which of four cities is nearest a fifth, all with coordinates",
     "route_analysis": "whether a named city is on the way between two others (detour < 10 %)",
-    "spatial_patterns": "the outlier of five named cities",
+    "spatial_patterns": "the outlier of five named cities (four on one continent)",
     "boundary_analysis": "four to six named cities grouped by continent",
-    "terrain_classification": "the kind of terrain at a coordinate",
+    "terrain_classification": "the kind of terrain at a coordinate, six options",
     "missing_data": "a city's missing latitude or longitude, from its name and the other",
     "polygon_perimeter": "variant: a polygon's area and perimeter",
     "bounding_box_full": "variant: the bounds, centre, centroid and diagonal of 3-8 cities",
     "route_geometry_indices": "variant: the indices Ramer-Douglas-Peucker keeps, written out",
     "relative_position_pure_8": "variant: the eight compass points between coordinates",
+    "format_conversion_lenient": "variant: format conversion, right to half the last written unit",
+    "relative_position_pure_latlon": (
+        "variant: north, south, east or west by the larger latitude or longitude difference"
+    ),
+    "place_association_levels": "variant: the city, province and country at a noisy coordinate",
+    "name_disambiguation_countries": "variant: four same-name cities in four countries",
+    "proximity_names": "variant: the nearest of four cities to a fifth, by name only",
+    "spatial_patterns_hinted": (
+        "variant: the outlier of five named cities, four of one subregion, the hint given"
+    ),
+    "terrain_classification_4": "variant: the kind of terrain at a coordinate, four options",
 }
 #: what the random baseline draws a number from, where a task has a natural range
 ANSWER_SPACES: dict[str, dict[str, Any]] = {
@@ -52,6 +63,7 @@ METRICS = {
     "polygon": ("accuracy", "1-MAPE"),
     "polygon_perimeter": ("accuracy", "1-MAPE"),
     "place_association": ("accuracy", "province accuracy", "country accuracy"),
+    "place_association_levels": ("accuracy", "province accuracy", "country accuracy"),
 }
 
 
@@ -65,7 +77,7 @@ def format_place(sample: Sample) -> str:
 
 
 #: what the oracle writes, where the truth's kind alone does not say
-ANSWER_FORMATS = {"place_association": format_place}
+ANSWER_FORMATS = {"place_association_levels": format_place}
 #: GPS breakdowns (metadata keys; a key no sample of a task carries gives no rows)
 GPS_GROUPS = ("split", "difficulty", "region", "noise_m", "terrain")
 

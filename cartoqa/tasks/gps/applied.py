@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 from collections import defaultdict
+from collections.abc import Callable
 
 import numpy as np
 
@@ -515,3 +516,6 @@ APPLIED_TASKS = {
     "terrain_classification": terrain_classification,
     "missing_data": missing_data,
 }
+#: cartoqa's own forms of applied tasks, each its own task so their scores never mix with
+#: the paper's (track "variant", made only when asked for by name)
+APPLIED_VARIANTS: dict[str, Callable[[Sampler, int], Draft]] = {}

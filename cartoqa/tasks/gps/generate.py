@@ -34,7 +34,7 @@ from ._cities import GEONAMES_SOURCE, load_cities
 from ._name_groups import NAME_GROUPS_SOURCE
 from ._sampling import SPLIT_SHARES, Draft, Sampler, deal_splits
 from ._terrain import TERRAIN_SOURCE
-from .applied import APPLIED_TASKS
+from .applied import APPLIED_TASKS, APPLIED_VARIANTS
 from .pure import PURE_TASKS, PURE_VARIANTS
 
 __all__ = [
@@ -54,7 +54,7 @@ __all__ = [
 GPS_TASKS: dict[str, Callable[[Sampler, int], Draft]] = {**PURE_TASKS, **APPLIED_TASKS}
 #: richer forms, generated only when asked for by name; their track is "variant", so they
 #: never enter the Pure, Applied or overall scores
-GPS_VARIANTS: dict[str, Callable[[Sampler, int], Draft]] = dict(PURE_VARIANTS)
+GPS_VARIANTS: dict[str, Callable[[Sampler, int], Draft]] = {**PURE_VARIANTS, **APPLIED_VARIANTS}
 TRACKS = {**dict.fromkeys(PURE_TASKS, "pure"), **dict.fromkeys(APPLIED_TASKS, "applied")}
 TRACKS["missing_data"] = "probe"
 TRACKS.update(dict.fromkeys(GPS_VARIANTS, "variant"))
