@@ -54,6 +54,7 @@ from typing import Any
 
 import numpy as np
 
+from cartoqa.errors import CartoqaError
 from cartoqa.geodesy import EARTH_RADIUS_KM, destination
 
 from ._admin1 import read_cities1000
@@ -163,9 +164,49 @@ def near(tree: Any, lat: float, lon: float, km: float) -> bool:
     return bool(tree.query_ball_point(_unit(np.array(lat), np.array(lon)), _chord(km)))
 
 
+#: rows of the 30" mask unpacked at a time (about 22 MB)
+_MASK_ROWS = 512
+
+
+def _packed_mask(path: Any) -> np.ndarray:
+    """The GLOBE mask's ``mask`` array packed 8 cells a byte, read a band of rows at a time
+    from its npz: never the whole 930 MB of bytes at once (``np.load`` would build it, at
+    several times the time and memory)."""
+    import zipfile
+
+    from numpy.lib import format as npy
+
+    with zipfile.ZipFile(path) as zf, zf.open("mask.npy") as f:
+        version = npy.read_magic(f)
+        read_header = npy.read_array_header_1_0 if version == (1, 0) else npy.read_array_header_2_0
+        shape, fortran, dtype = read_header(f)
+        if len(shape) != 2 or fortran or dtype != np.bool_:
+            raise CartoqaError(
+                f"{path}: mask.npy is {dtype} {shape}{' (Fortran order)' if fortran else ''}, "
+                "not the C-order boolean grid global-land-mask ships; reinstall "
+                "global-land-mask (pip install --force-reinstall global-land-mask)"
+            )
+        rows, cols = shape
+        out = np.empty((rows, (cols + 7) // 8), dtype=np.uint8)
+        for top in range(0, rows, _MASK_ROWS):
+            n = min(_MASK_ROWS, rows - top)
+            want = n * cols
+            band = f.read(want)
+            if len(band) != want:
+                raise CartoqaError(
+                    f"{path}: mask.npy ends after row {top + len(band) // cols} of {rows}; "
+                    "reinstall global-land-mask (pip install --force-reinstall "
+                    "global-land-mask)"
+                )
+            out[top : top + n] = np.packbits(
+                np.frombuffer(band, dtype=np.uint8).reshape(n, cols), axis=1
+            )
+    return out
+
+
 @lru_cache(maxsize=1)
 def load_terrain() -> TerrainData:
-    """The data, loaded once a process (about 4 s: the mask unpacks to 930 MB, kept packed)."""
+    """The data, loaded once a process (the mask packed as it is read: ``_packed_mask``)."""
     from PIL import Image
 
     zone_png = package_file(
@@ -179,14 +220,19 @@ def load_terrain() -> TerrainData:
         "global-land-mask",
         "the GLOBE land/sea mask",
     )
-    with np.load(mask) as z:
-        sea_bits = np.packbits(z["mask"], axis=1)
+    sea_bits = _packed_mask(mask)
     t_lat, t_lon, *_ = read_cities1000()
     return TerrainData(
         zones=zones,
         sea_bits=sea_bits,
         towns=_unit(t_lat, t_lon),
     )
+
+
+def _bands(start: int, end: int, rows: int = 128) -> list[tuple[int, int]]:
+    """Row ranges of at most ``rows`` from ``start`` to ``end``: whole-raster work done a
+    band at a time, on small buffers (large temporaries cost more to allocate than to fill)."""
+    return [(top, min(top + rows, end)) for top in range(start, end, rows)]
 
 
 class TerrainSampler:
@@ -207,8 +253,14 @@ class TerrainSampler:
 
         def pool(zones: set[int], max_abs_lat: float) -> np.ndarray:
             band = np.flatnonzero(np.abs(lat_of_row) <= max_abs_lat)
-            sub = data.zones[band[0] : band[-1] + 1]
-            return np.flatnonzero(np.isin(sub, list(zones))) + band[0] * w
+            wanted = np.zeros(256, dtype=bool)  # zone number -> wanted, one lookup a cell
+            wanted[list(zones)] = True
+            return np.concatenate(
+                [
+                    np.flatnonzero(wanted[data.zones[top:end]]) + top * w
+                    for top, end in _bands(int(band[0]), int(band[-1]) + 1)
+                ]
+            )
 
         self._pools = {
             "desert": pool({ZONE["BWh"]}, 60),
@@ -230,16 +282,19 @@ class TerrainSampler:
     def _coast_pool(self) -> np.ndarray:
         """Land cells of the climate raster next to its ocean cells, within 60 degrees."""
         z = self.d.zones
-        ocean = z == ZONE["Ocean"]
-        land = ~ocean
-        edge = np.zeros_like(land)
-        edge[1:-1, 1:-1] = land[1:-1, 1:-1] & (
-            ocean[:-2, 1:-1] | ocean[2:, 1:-1] | ocean[1:-1, :-2] | ocean[1:-1, 2:]
-        )
-        h = z.shape[0]
-        rows = 90 - (np.arange(h) + 0.5) * 180 / h
-        edge[np.abs(rows) > 60] = False
-        return np.flatnonzero(edge)
+        h, w = z.shape
+        rows = np.flatnonzero(np.abs(90 - (np.arange(h) + 0.5) * 180 / h) <= 60)
+        top, bottom = int(rows[0]), int(rows[-1])  # the band within 60 degrees
+        out = []
+        # never the grid's edge rows or columns (a cell needs its four neighbours)
+        for start, end in _bands(max(top, 1), min(bottom, h - 2) + 1):
+            ocean = z[start - 1 : end + 1] == ZONE["Ocean"]  # the band and a row either side
+            edge = ~ocean[1:-1, 1:-1] & (
+                ocean[:-2, 1:-1] | ocean[2:, 1:-1] | ocean[1:-1, :-2] | ocean[1:-1, 2:]
+            )
+            y, x = np.nonzero(edge)
+            out.append((y + start) * w + (x + 1))
+        return np.concatenate(out)
 
     def _cell_point(self, pool: np.ndarray) -> tuple[float, float]:
         h, w = self.d.zones.shape
