@@ -40,7 +40,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from cartoqa.geodesy import distance_km
+from cartoqa.geodesy import EARTH_RADIUS_KM
 
 from ._cities import Cities, cities1000_rows
 
@@ -110,26 +110,21 @@ def _country_names() -> dict[str, str]:
 
 
 def _bigger_near(c: Cities) -> np.ndarray:
-    """For each city, whether one with ``BIGGER`` times its people lies within ``NEAR_KM``
-    (cities bucketed by a 0.25-degree grid; exact haversine within neighbouring cells)."""
-    cell = 0.25
-    keys = np.floor(c.lat / cell).astype(int), np.floor(c.lon / cell).astype(int)
-    grid: dict[tuple[int, int], list[int]] = defaultdict(list)
-    for i, key in enumerate(zip(keys[0].tolist(), keys[1].tolist(), strict=True)):
-        grid[key].append(i)
+    """For each city, whether one with ``BIGGER`` times its people lies within ``NEAR_KM``:
+    the pairs within reach found by a k-d tree on unit vectors (a chord of NEAR_KM's angle),
+    at every latitude alike (a grid of degrees misses neighbours near the poles)."""
+    from scipy.spatial import cKDTree
+
+    la, lo = np.radians(c.lat), np.radians(c.lon)
+    unit = np.column_stack((np.cos(la) * np.cos(lo), np.cos(la) * np.sin(lo), np.sin(la)))
+    chord = 2.0 * np.sin(NEAR_KM / EARTH_RADIUS_KM / 2.0)
+    pairs = cKDTree(unit).query_pairs(chord, output_type="ndarray")
     out = np.zeros(len(c), dtype=bool)
-    for i, (a, b) in enumerate(zip(keys[0].tolist(), keys[1].tolist(), strict=True)):
-        pop = int(c.population[i])
-        near = [
-            j
-            for da in (-1, 0, 1)
-            for db in (-1, 0, 1)
-            for j in grid.get((a + da, b + db), [])
-            if int(c.population[j]) >= BIGGER * pop
-        ]
-        if near:
-            d = distance_km(c.lat[i], c.lon[i], c.lat[near], c.lon[near])
-            out[i] = bool((np.asarray(d) <= NEAR_KM).any())
+    if len(pairs):
+        i, j = pairs[:, 0], pairs[:, 1]
+        pop = np.asarray(c.population, dtype=float)
+        out[i[pop[j] >= BIGGER * pop[i]]] = True
+        out[j[pop[i] >= BIGGER * pop[j]]] = True
     return out
 
 

@@ -207,7 +207,7 @@ class Sampler:
             # the separation test on unit vectors: the central angle is at least min_km's
             # exactly when the cosine (a dot product) is at most its cosine; a few times
             # faster than haversine distances to the whole pool, the same cities
-            cos = self._unit[pool] @ self._unit[i]
+            cos = self._pool_units(cont) @ self._unit[i]
             far = cos <= np.cos(min(min_km / EARTH_RADIUS_KM, np.pi))
             if max_km / EARTH_RADIUS_KM < np.pi:  # else any two points are near enough
                 far &= cos >= np.cos(max_km / EARTH_RADIUS_KM)
@@ -218,6 +218,14 @@ class Sampler:
                 c = self.c
                 return i, j, float(distance_km(c.lat[i], c.lon[i], c.lat[j], c.lon[j]))
         raise RuntimeError(f"no city pair {min_km}-{max_km} km apart found")
+
+    def _pool_units(self, continent: str) -> np.ndarray:
+        """The unit vectors of a continent's cities (``by_continent``), gathered once."""
+        key = f"pool_units|{continent}"
+        if key not in self.memo:
+            self.memo[key] = np.ascontiguousarray(self._unit[self.by_continent[continent]])
+        units: np.ndarray = self.memo[key]
+        return units
 
     def continents_for(self, n: int) -> list[str]:
         """The continents of an ``n``-city set: drawn by the quotas for fewer than 6 cities,
