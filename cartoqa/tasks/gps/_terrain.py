@@ -110,6 +110,20 @@ _RAINFOREST = {ZONE["Af"], ZONE["Am"]}
 _HIGHLAND = {ZONE[z] for z in ("Cwb", "Cwc", "Cfb", "Cfc", "Csb", "Csc")}
 
 
+@lru_cache(maxsize=8)
+def _ring_weights(km: float) -> np.ndarray:
+    """For ``TerrainData.ring``: (cos delta, sin delta cos theta, sin delta sin theta) of 8
+    radii out to ``km`` and 36 bearings, radius by radius."""
+    delta = (np.linspace(km / 8, km, 8)[:, None] / EARTH_RADIUS_KM) * np.ones((1, 36))
+    theta = np.radians(np.arange(0, 360, 10))[None, :] * np.ones((8, 1))
+    out = np.column_stack(
+        [np.cos(delta).ravel(), (np.sin(delta) * np.cos(theta)).ravel(),
+         (np.sin(delta) * np.sin(theta)).ravel()]
+    )  # fmt: skip
+    out.flags.writeable = False
+    return out
+
+
 def _unit(lat: np.ndarray, lon: np.ndarray) -> np.ndarray:
     la, lo = np.radians(lat), np.radians(lon)
     return np.stack([np.cos(la) * np.cos(lo), np.cos(la) * np.sin(lo), np.sin(la)], axis=-1)
@@ -144,10 +158,19 @@ class TerrainData:
         return ((self.sea_bits[y, x >> 3] >> (7 - (x & 7))) & 1).astype(bool)
 
     def ring(self, lat: float, lon: float, km: float) -> tuple[np.ndarray, np.ndarray]:
-        """Points on 8 circles out to ``km``, 36 bearings each."""
-        radii = np.linspace(km / 8, km, 8)[:, None]
-        la, lo = destination(lat, lon, np.arange(0, 360, 10)[None, :], radii)
-        return np.ravel(la), np.ravel(lo)
+        """Points on 8 circles out to ``km``, 36 bearings each: the point at angle delta
+        and bearing theta is cos(delta) up + sin(delta) (cos(theta) north + sin(theta) east)
+        in the centre's local frame (``destination``'s points, from one small product)."""
+        up_north_east = _ring_weights(km)  # (288, 3)
+        phi, lam = np.radians(lat), np.radians(lon)
+        sp, cp, sl, cl = np.sin(phi), np.cos(phi), np.sin(lam), np.cos(lam)
+        frame = np.array(
+            [[cp * cl, cp * sl, sp], [-sp * cl, -sp * sl, cp], [-sl, cl, 0.0]]
+        )  # up, north, east as rows
+        x, y, z = (up_north_east @ frame).T
+        la = np.degrees(np.arcsin(np.clip(z, -1.0, 1.0)))
+        lo = (np.degrees(np.arctan2(y, x)) + 180.0) % 360.0 - 180.0
+        return la, lo
 
     def sea_within(self, lat: float, lon: float, km: float) -> bool:
         if self.is_sea(lat, lon):
