@@ -15,9 +15,11 @@ of the task; name disambiguation deals its name groups.
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -163,6 +165,33 @@ def add_gps_samples(
     draws from its own generator seeded by (seed, task): its samples are the same whatever
     else the dataset holds."""
     check_gps_tasks(tasks, per_task)
+    with _collector_paused():
+        return _add_gps_samples(writer, report, per_task, seed, tasks, on_task, prompts)
+
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Python's cycle collector paused while a set is made: the tables loaded (GeoNames'
+    rows, their names) are hundreds of thousands of long-lived objects that every full
+    collection would walk again for nothing; the samples make no cycles to collect."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
+def _add_gps_samples(
+    writer: DatasetWriter,
+    report: GpsReport,
+    per_task: int,
+    seed: int,
+    tasks: Sequence[str],
+    on_task: Callable[[str, int], None] | None,
+    prompts: PromptSet | None,
+) -> list[str]:
     wording = prompts or default_prompts()
     system = wording.text("gps.system")
     t0 = time.perf_counter()
