@@ -11,6 +11,7 @@ those of the ``oracle`` baseline (target: under 10 s).
 from __future__ import annotations
 
 import argparse
+import resource
 import tempfile
 import time
 from pathlib import Path
@@ -48,6 +49,14 @@ def main() -> None:
     print(f"{'load and validate':<34}{t_load:>9.1f}")
     print(f"{'score ' + str(n) + ' responses':<34}{t_score:>9.1f}  < 10 s")
     print(f"oracle overall accuracy: {scores['gps']['overall']['accuracy']:.3f}")
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
+    print(f"peak resident memory: {peak:,.0f} MiB")
+    print()
+    print(f"{'task (generation)':<34}{'seconds':>9}")
+    print("-" * 43)
+    print(f"{'loading the cities':<34}{report.seconds['cities']:>9.1f}")
+    for task, sec in report.task_seconds.items():
+        print(f"{task:<34}{sec:>9.1f}")
 
 
 if __name__ == "__main__":

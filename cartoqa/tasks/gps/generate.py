@@ -82,6 +82,10 @@ class GpsReport:
     path: Path
     samples: dict[str, int] = field(default_factory=dict)
     seconds: dict[str, float] = field(default_factory=dict)
+    """Step -> seconds: ``cities`` (loading the table), ``generating`` (every task)."""
+    task_seconds: dict[str, float] = field(default_factory=dict)
+    """Task -> seconds to draw and write its samples (the first task to need a table, such
+    as the name index, also pays for building it)."""
     rejected: dict[str, dict[str, int]] = field(default_factory=dict)
     """Task -> reason -> draws turned down as ambiguous (also in the manifest)."""
 
@@ -200,6 +204,7 @@ def _add_gps_samples(
     provenance_of: dict[str, Provenance] = {}
     t0 = time.perf_counter()
     for task in tasks:
+        t_task = time.perf_counter()
         rng = np.random.default_rng(_seed(seed, task))
         sampler = Sampler(cities, rng, per_task, wording)
         make = _MAKERS[task]
@@ -247,6 +252,7 @@ def _add_gps_samples(
                 )
             )
         report.samples[task] = len(drafts)
+        report.task_seconds[task] = time.perf_counter() - t_task
         if sampler.rejected:
             report.rejected[task] = dict(sampler.rejected)
         if on_task:
