@@ -25,7 +25,7 @@ feature_table    a JSON object, ``{"bank": {"count": 2, "names": [...]}}``
 road_pair        ``{"road_1": "...", "road_2": "..."}``
 route            ``["blue", "turn left", "Main Street", ..., "red"]``
 indices          ``FINAL ANSWER: [0, 3, 7]``
-grouping         ``FINAL ANSWER: {"Europe": ["Paris", ...], ...}``
+grouping         ``FINAL ANSWER: Europe: Paris, ...; Asia: ...`` or a JSON object
 ===============  =====================================================
 
 Reading is bounded and linear in the answer's length, whatever the answer
@@ -80,6 +80,7 @@ from .numeric import (
     AnswerParseError,
     check_answer_length,
     checked_number,
+    final_answer_region,
     final_answer_text,
     in_unit,
     parse_number,
@@ -100,6 +101,7 @@ __all__ = [
     "parse_choice",
     "parse_sample_answer",
     "parse_yes_no",
+    "read_grouping",
     "score_response",
     "without_negated_letters",
 ]
@@ -418,6 +420,30 @@ def _read_object(response: str, options: Any) -> dict:
     return value
 
 
+def read_grouping(response: str, options: Any = None) -> dict[str, list[str]]:
+    """A grouping: a JSON object after the last FINAL ANSWER (or anywhere), else the plain
+    text GPSBench answers in ("Asia: Gurlan, Saga; Oceania: Tauranga", or one group a
+    line)."""
+    for where in (final_answer_text(response), final_answer_region(response)):
+        try:
+            value = last_json_value(where, "{")
+        except AnswerParseError:
+            continue
+        if isinstance(value, dict):
+            return {str(k): v if isinstance(v, list) else [v] for k, v in value.items()}
+    text = final_answer_region(response)[:5000]
+    out: dict[str, list[str]] = {}
+    for part in re.split(r"[;\n]", text):
+        key, sep, names = part.partition(":")
+        key = re.sub(r"(?i)^\s*final\s+answer\s*", "", key).strip(" *-")
+        if not sep or not key or ":" in names:
+            continue
+        out[key] = [n for n in (x.strip() for x in names.split(",")) if n]
+    if not out:
+        raise AnswerParseError(f"no grouping in {text[:80]!r}")
+    return out
+
+
 def _read_list(response: str, options: Any) -> list:
     value = last_json_value(response, "[")
     if not isinstance(value, list):
@@ -618,5 +644,5 @@ CODECS: dict[str, Codec] = {
         lambda t, p: [normalise_name(str(x)) for x in p] == [normalise_name(x) for x in t.steps],
     ),
     "indices": Codec(_read_list, lambda t, p: sorted(p) == sorted(t.indices)),
-    "grouping": Codec(_read_object, _match_grouping),
+    "grouping": Codec(read_grouping, _match_grouping),
 }

@@ -5,8 +5,11 @@
 (distance, polygon area, and area and perimeter in the variant), else None.  It never raises: an
 unreadable answer is wrong, with the reason.
 
-Tolerances (the spec's): format conversion exact after normalising
-precision (half the last written unit: 0.05" of arc, or 0.0001 degrees);
+Tolerances (the spec's): format conversion exact at the precision asked,
+however written (GPSBench's: seconds to one decimal, decimal degrees to exactly
+4 decimals; "30.43" for "30.4" is wrong), or, in the variant
+format_conversion_lenient and in datasets made before, within half the last
+written unit (0.05" of arc, or 0.0001 degrees);
 UTM within 10 m, Web Mercator within 100 m, their inverses within 0.0001 /
 0.001 degrees; distance within max(5 km, 5 %); bearing within 5 degrees,
 wrapping at 360 for an answer in a bearing's range (``RANGES``: 0-360, or the
@@ -19,6 +22,9 @@ qualifier such as "(Murun)" or "city" allowed).  Place association accepts
 the GeoNames name or any alternate name, and is also graded at province/state
 level (GeoNames' admin1 name, accents, case and words such as "Province"
 or "Governorate" aside, or a letter code such as "CA") and at country level.
+Where the city alone was asked (the default's samples carry ``asked: city``), a
+city-only answer earns the province and country of the city it names near the point
+(``evaluators.place_levels``); an answer that writes them is graded as written.
 
 Numbers are read in the truth's unit (``evaluators.numeric.in_unit``): a distance in
 miles, metres or nautical miles, an area in m², mi², ha or acres, an angle in radians is
@@ -66,6 +72,7 @@ from .answers import (
     parse_answer,
     parse_choice,
     parse_yes_no,
+    read_grouping,
 )
 from .metrics import closeness
 from .numeric import (
@@ -77,6 +84,7 @@ from .numeric import (
     parse_result_number,
     within_tolerance,
 )
+from .place_levels import city_only_levels
 
 __all__ = [
     "RANGES",
@@ -632,29 +640,6 @@ def _group_name(name: str) -> str:
     return " ".join(text.strip(" \"'[]").split())
 
 
-def _read_grouping(response: str) -> dict[str, list[str]]:
-    """A grouping: a JSON object after the last FINAL ANSWER (or anywhere), else the paper's
-    text ("Asia: Gurlan, Saga; Oceania: Tauranga", or one continent a line)."""
-    for where in (final_answer_text(response), final_answer_region(response)):
-        try:
-            value = last_json_value(where, "{")
-        except AnswerParseError:
-            continue
-        if isinstance(value, dict):
-            return {str(k): v if isinstance(v, list) else [v] for k, v in value.items()}
-    text = final_answer_region(response)[:5000]
-    out: dict[str, list[str]] = {}
-    for part in re.split(r"[;\n]", text):
-        key, sep, names = part.partition(":")
-        key = re.sub(r"(?i)^\s*final\s+answer\s*", "", key).strip(" *-")
-        if not sep or not key or ":" in names:
-            continue
-        out[key] = [n for n in (x.strip() for x in names.split(",")) if n]
-    if not out:
-        raise AnswerParseError(f"no grouping in {text[:80]!r}")
-    return out
-
-
 def _grouping_matches(truth: GroupingTruth, got: dict[str, list[str]]) -> bool:
     """Whether a grouping read puts every city in its continent: names compared by
     ``_group_name``; an empty continent written is no group."""
@@ -688,10 +673,39 @@ _LEGACY = {
 }
 
 
+def _conversion_exact(truth: object, md: dict, got: tuple[float, float]) -> GpsScore:
+    """Format conversion as GPSBench scores it: exact at the precision the prompt asks,
+    however the answer writes it (trailing zeros, letters or signs, symbols, spacing).  To
+    DMS (``seconds_decimals`` in the metadata): the position the answer writes equals the
+    truth's, its seconds rounded as asked ("30.43" for "30.4" is wrong, "30.40" right).  To
+    decimal degrees (``decimals``): each value written to at most that many decimals and
+    the right rounding of the DMS given (``exact_lat``, ``exact_lon``; either rounding of
+    a value halfway between two)."""
+    lat, lon = got
+    if isinstance(truth, TextTruth):
+        want = parse_coordinate(truth.answer)
+        # a hundredth of the unit asked: float noise, never another written value
+        unit = 10.0 ** -int(md["seconds_decimals"]) / 3600
+        ok = abs(lat - want[0]) <= unit / 100 and _lon_difference(lon, want[1]) <= unit / 100
+        return GpsScore(ok, why=None if ok else "not the truth at the precision asked")
+    assert isinstance(truth, CoordinateTruth)
+    places = int(md["decimals"])
+    for v in (lat, lon):
+        scaled = v * 10.0**places
+        if abs(scaled - round(scaled)) > 1e-6:
+            return GpsScore(False, why=f"not written to {places} decimals as asked")
+    exact = (float(md.get("exact_lat", truth.lat)), float(md.get("exact_lon", truth.lon)))
+    half = 0.5 * 10.0**-places + 1e-9
+    ok = abs(lat - exact[0]) <= half and _lon_difference(lon, exact[1]) <= half
+    return GpsScore(ok, why=None if ok else "not the truth at the precision asked")
+
+
 def _score(sample: Sample, response: str) -> GpsScore:
     task, truth = sample.task, sample.ground_truth
     md = sample.metadata.model_extra or {}
-    if task == "format_conversion":
+    if task in ("format_conversion", "format_conversion_lenient"):
+        if "seconds_decimals" in md or "decimals" in md:  # the default's exact rule
+            return _conversion_exact(truth, md, _coordinate(response))
         if isinstance(truth, TextTruth):  # decimal -> DMS: compare the positions
             want = parse_coordinate(truth.answer)
             lat, lon = _coordinate(response)
@@ -766,7 +780,7 @@ def _score(sample: Sample, response: str) -> GpsScore:
                 _close(float(vals[k] or 0.0), v) for k, v in truth.values.items()
             ) / len(truth.values)
         return GpsScore(ok, closeness, None if ok else "a value outside its tolerance")
-    if task == "place_association":
+    if task in ("place_association", "place_association_levels"):
         assert isinstance(truth, TextTruth)
         text = final_answer_text(response)
         names = _city_credit(truth, str(md.get("province") or ""))
@@ -777,6 +791,9 @@ def _score(sample: Sample, response: str) -> GpsScore:
             province_matches(text, str(province), str(md.get("admin1") or "")) if province else None
         )
         ok = _names_only_city(text, names)
+        if md.get("asked") == "city" and "," not in text:
+            # the city alone asked and answered: the levels of the city it names
+            country_ok, province_ok = city_only_levels(ok, text, md)
         return GpsScore(
             ok,
             why=None if ok else "another place",
@@ -791,7 +808,7 @@ def _score(sample: Sample, response: str) -> GpsScore:
         ok = _names_only_city(text, names)
         return GpsScore(ok, why=None if ok else "another place")
     if task == "boundary_analysis" and isinstance(truth, GroupingTruth):
-        ok = _grouping_matches(truth, _read_grouping(response))
+        ok = _grouping_matches(truth, read_grouping(response))
         return GpsScore(ok, why=None if ok else "wrong")
     if isinstance(truth, ChoiceTruth):
         parsed: object = parse_choice(final_answer_text(response), truth.options)

@@ -112,6 +112,16 @@ def check_format(s: Any) -> list[Row]:
         (-1 if h in "SW" else 1) * (int(d) + int(m) / 60 + float(sec) / 3600)
         for d, m, sec, h in parts
     )
+    if s.task == "format_conversion":  # the DMS given, to exactly 4 decimals (GPSBench's)
+        md = s.metadata.model_extra or {}
+        half = 0.5e-4 + 1e-9  # its rounding (either way, halfway between two)
+        return [
+            ("lat", g.lat, lat, half),
+            ("lon", g.lon, angle_near(g.lon, lon), half),
+            ("lat 4 decimals", round(g.lat * 1e4, 6) % 1, 0.0, None),
+            ("exact_lat", md["exact_lat"], lat, 1e-9),
+            ("exact_lon", md["exact_lon"], angle_near(md["exact_lon"], lon), 1e-9),
+        ]
     half = 0.05 / 3600 + 5e-7  # seconds shown to 0.1", truth to 6 decimals
     return [("lat", g.lat, lat, half), ("lon", g.lon, angle_near(g.lon, lon), half)]
 
@@ -212,6 +222,8 @@ def box(s: Any) -> dict[str, float]:
 def check_box(s: Any) -> list[Row]:
     mine, v = box(s), s.ground_truth.values
     asked = re.findall(r'"(\w+)": <number>', s.prompt.text)
+    if "FINAL ANSWER: [<north>, <west>, <south>, <east>]" in s.prompt.text:  # the paper's list
+        asked = ["min_lat", "max_lat", "min_lon", "max_lon"]
     # every value to 6 decimals (degrees, or km for the diagonal)
     return [("keys", list(v), asked, None)] + [(k, v[k], mine[k], tol(5e-7, mine[k])) for k in v]
 
@@ -277,6 +289,20 @@ def check_direction(s: Any) -> list[Row]:
     return [("direction", g.options[g.answer], name, None), options]
 
 
+def check_latlon(s: Any) -> list[Row]:
+    """The larger of |dlat| and |dlon| (dlon the short way round) decides, its sign the
+    direction; options north, south, east, west in that order."""
+    to, frm = cities(s.prompt.text)
+    dlat, dlon = to[0] - frm[0], (to[1] - frm[1] + 180.0) % 360.0 - 180.0
+    if abs(dlat) >= abs(dlon):
+        name = "north" if dlat > 0 else "south"
+    else:
+        name = "east" if dlon > 0 else "west"
+    g = s.ground_truth
+    order = ("options", list(g.options.values()), ["north", "south", "east", "west"], None)
+    return [("direction", g.options[g.answer], name, None), order]
+
+
 def check_missing(s: Any) -> list[Row]:
     m = re.match(rf"(.+) is at (latitude|longitude) ({NUM})\. What is its", s.prompt.text)
     assert m, s.prompt.text
@@ -311,6 +337,8 @@ CASES = [
     ("polygon_perimeter", check_polygon),
     ("bounding_box_full", check_box),
     ("relative_position_pure_8", check_direction),
+    ("format_conversion_lenient", check_format),
+    ("relative_position_pure_latlon", check_latlon),
 ]
 ROUTE_TASKS = ("route_geometry", "route_geometry_indices")
 PARAMS = [pytest.param(task, check, id=task) for task, check in CASES] + [

@@ -4,16 +4,19 @@ wording is ``cartoqa/tasks/prompts/gps.toml`` (``gps.<task>.<key>``)."""
 from __future__ import annotations
 
 import json
+import math
 
 import numpy as np
 
 from cartoqa.geodesy import (
+    EARTH_RADIUS_KM,
     bounding_box,
     compass_direction,
     destination,
     distance_km,
     initial_bearing_deg,
     interpolate,
+    parse_coordinate,
     polygon_area_km2,
     polygon_is_simple,
     polygon_perimeter_km,
@@ -68,17 +71,93 @@ TOLERANCES = {
 }
 
 
+#: the precision the default format conversion asks for, and scores exactly (as GPSBench):
+#: seconds of arc to one decimal, decimal degrees to exactly four decimals
+DMS_SECONDS_DECIMALS = 1
+DECIMAL_PLACES = 4
+
+
+def _conversion_difficulty(lat: float, lon: float) -> str:
+    """How hard a conversion is to write right: by how many of its two values are negative
+    (a south or west hemisphere, where the sign and the letter must be turned into each
+    other), easy none, medium one, hard both."""
+    return ("easy", "medium", "hard")[(lat < 0) + (lon < 0)]
+
+
+def rounding_margin(values: tuple[float, float], per_degree: float) -> float:
+    """How far the nearer of two values is from a rounding tie in the last unit asked
+    (``per_degree`` units a degree: 36,000 for seconds to one decimal), in units: 0.5 for a
+    value written exactly, 0 for one halfway between two.  An exact scorer makes this the
+    conversion's difficulty: near a tie, the least slip in the arithmetic changes the last
+    digit, and the answer is wrong."""
+    return min(abs((abs(v) * per_degree) % 1.0 - 0.5) for v in values)
+
+
+#: rounding margins below which a conversion is hard, and medium: near terciles over
+#: 3,400 questions at seed 42 (28 %, 38 %, 34 %; the margins take few values, GeoNames
+#: giving coordinates to 4 or 5 decimals)
+ROUNDING_BANDS = (0.11, 0.27)
+
+
+def rounding_difficulty(margin: float) -> str:
+    """hard nearest a tie (``rounding_margin``), easy farthest."""
+    return (
+        "hard" if margin < ROUNDING_BANDS[0] else "medium" if margin < ROUNDING_BANDS[1] else "easy"
+    )
+
+
 def format_conversion(s: Sampler, n: int) -> Draft:
-    """A city's coordinate from decimal degrees to DMS or back; split by city (a train
-    sample converting a city the other way would give a test answer away)."""
+    """GPSBench's form: a city's coordinate from decimal degrees to DMS or back, scored
+    exactly at the precision asked (seconds to one decimal; decimal degrees to exactly four
+    decimals: "30.43" for "30.4" is wrong, "30.40" right); split by city (a train sample
+    converting a city the other way would give a test answer away).  The metadata says the
+    precision (``seconds_decimals``, ``decimals``): the scorer is exact only where it does,
+    so datasets made before score as they did."""
     split = s.split_of(n)
     i = s.city(pools=s.split_pools(split))
     lat, lon = float(s.c.lat[i]), float(s.c.lon[i])
-    hemis = (lat < 0) + (lon < 0)
-    difficulty = ("easy", "medium", "hard")[hemis]
+    if n % 2 == 0:
+        dms = str(to_dms(lat, lon, precision=DMS_SECONDS_DECIMALS))
+        text = s.prompts.text("gps.format_conversion.to_dms", lat=lat, lon=lon)
+        margin = rounding_margin((lat, lon), 3600 * 10**DMS_SECONDS_DECIMALS)
+        meta = {
+            "direction": "to_dms",
+            "seconds_decimals": DMS_SECONDS_DECIMALS,
+            "rounding_margin": round(margin, 4),
+        }
+        difficulty = rounding_difficulty(margin)
+        return Draft(text, TextTruth(answer=dms), _region(s, i), difficulty, meta, split=split)
+    dms = to_dms(lat, lon, precision=DMS_SECONDS_DECIMALS)
+    # the truth is the DMS given, converted (not the city's own coordinate, which the DMS
+    # has rounded), to the decimals asked; a value halfway between two is right either way
+    exact = parse_coordinate(str(dms))
+    text = s.prompts.text("gps.format_conversion.to_decimal", dms=dms, decimals=DECIMAL_PLACES)
+    truth = CoordinateTruth(
+        lat=round(exact[0], DECIMAL_PLACES),
+        lon=round(exact[1], DECIMAL_PLACES),
+        tolerance=Tolerance(abs=0.5 * 10.0**-DECIMAL_PLACES),
+    )
+    margin = rounding_margin(exact, 10**DECIMAL_PLACES)
+    meta = {
+        "direction": "to_decimal",
+        "rounding_margin": round(margin, 4),
+        "decimals": DECIMAL_PLACES,
+        "exact_lat": round(exact[0], 9),
+        "exact_lon": round(exact[1], 9),
+    }
+    return Draft(text, truth, _region(s, i), rounding_difficulty(margin), meta, split=split)
+
+
+def format_conversion_lenient(s: Sampler, n: int) -> Draft:
+    """Variant: cartoqa's earlier form, right within half the last written unit (0.05" of
+    arc; 0.0001 degrees of the city's own coordinate, 4 decimals or more asked)."""
+    split = s.split_of(n)
+    i = s.city(pools=s.split_pools(split))
+    lat, lon = float(s.c.lat[i]), float(s.c.lon[i])
+    difficulty = _conversion_difficulty(lat, lon)
     if n % 2 == 0:
         dms = str(to_dms(lat, lon, precision=1))
-        text = s.prompts.text("gps.format_conversion.to_dms", lat=lat, lon=lon)
+        text = s.prompts.text("gps.format_conversion_lenient.to_dms", lat=lat, lon=lon)
         return Draft(
             text,
             TextTruth(answer=dms),
@@ -87,7 +166,9 @@ def format_conversion(s: Sampler, n: int) -> Draft:
             {"direction": "to_dms"},
             split=split,
         )
-    text = s.prompts.text("gps.format_conversion.to_decimal", dms=to_dms(lat, lon, precision=1))
+    text = s.prompts.text(
+        "gps.format_conversion_lenient.to_decimal", dms=to_dms(lat, lon, precision=1)
+    )
     truth = CoordinateTruth(lat=round(lat, 6), lon=round(lon, 6), tolerance=TOLERANCES["decimal"])
     return Draft(text, truth, _region(s, i), difficulty, {"direction": "to_decimal"}, split=split)
 
@@ -161,6 +242,60 @@ def _transform(s: Sampler, i: int, n: int) -> Draft:
     )
 
 
+# Difficulty of the two-city questions: not the distance (over 90 % of pairs drawn by the
+# continent quotas are beyond 2,000 km, so a distance band calls nearly all "hard"), but how
+# far a reader's shortcut lands from the truth: the flat (equirectangular) reading of the
+# coordinates, dlon scaled by the cosine of the mean latitude, which is right for near,
+# low-latitude pairs and wrong for long or polar ones.  Thresholds: terciles of each
+# measure over 3,400 questions at seed 42 (tests/cartoqa/test_gps_paper_forms_pure.py).
+
+
+def _flat(lat1: float, lon1: float, lat2: float, lon2: float) -> tuple[float, float]:
+    """The flat reading's east and north offsets, in degrees of arc."""
+    return short_dlon(lon1, lon2) * math.cos(math.radians((lat1 + lat2) / 2)), lat2 - lat1
+
+
+def flat_distance_error(lat1: float, lon1: float, lat2: float, lon2: float, km: float) -> float:
+    """|flat distance - great-circle distance| / great-circle distance."""
+    x, y = _flat(lat1, lon1, lat2, lon2)
+    flat_km = math.radians(math.hypot(x, y)) * EARTH_RADIUS_KM
+    return abs(flat_km - km) / km
+
+
+def flat_bearing_error(lat1: float, lon1: float, lat2: float, lon2: float, b: float) -> float:
+    """Degrees between the flat reading's bearing and the initial bearing ``b``."""
+    x, y = _flat(lat1, lon1, lat2, lon2)
+    d = abs(math.degrees(math.atan2(x, y)) % 360.0 - b) % 360.0
+    return min(d, 360.0 - d)
+
+
+def linear_point_error(
+    lat1: float, lon1: float, lat2: float, lon2: float, f: float, lat: float, lon: float
+) -> float:
+    """Degrees (the larger of latitude and longitude) between the point ``f`` of the way
+    along the straight line in latitude and longitude and the great-circle point."""
+    return max(
+        abs(lat1 + f * (lat2 - lat1) - lat),
+        abs(short_dlon(lon, lon1 + f * short_dlon(lon1, lon2))),
+    )
+
+
+def band(value: float, medium: float, hard: float) -> str:
+    """easy below ``medium``, medium below ``hard``, else hard."""
+    return "easy" if value < medium else "medium" if value < hard else "hard"
+
+
+#: the shortcut errors' terciles over 3,400 questions at seed 42
+DISTANCE_BANDS = (0.0104, 0.048)  # relative error of the flat distance
+BEARING_BANDS_DEG = (6.0, 23.7)  # the flat bearing's error
+INTERPOLATION_BANDS_DEG = (1.5, 7.8)  # the straight-line point's error
+
+
+def _ends(s: Sampler, i: int, j: int) -> tuple[float, float, float, float]:
+    c = s.c
+    return float(c.lat[i]), float(c.lon[i]), float(c.lat[j]), float(c.lon[j])
+
+
 def distance(s: Sampler, n: int) -> Draft:
     i, j, km = s.pair(50)
     text = s.prompts.text("gps.distance.question", origin=s.label(i), destination=s.label(j))
@@ -170,7 +305,14 @@ def distance(s: Sampler, n: int) -> Draft:
         equivalents={"mi": round(km / KM_PER_MILE, 3)},
         tolerance=TOLERANCES["distance"],
     )
-    return Draft(text, truth, _region(s, i), distance_band(km), {"unit": "km"})
+    err = flat_distance_error(*_ends(s, i, j), km)
+    return Draft(
+        text,
+        truth,
+        _region(s, i),
+        band(err, *DISTANCE_BANDS),
+        {"unit": "km", "km": round(km, 1), "flat_error": round(err, 4)},
+    )
 
 
 def bearing(s: Sampler, n: int) -> Draft:
@@ -179,7 +321,14 @@ def bearing(s: Sampler, n: int) -> Draft:
     b = float(initial_bearing_deg(c.lat[i], c.lon[i], c.lat[j], c.lon[j]))
     text = s.prompts.text("gps.bearing.question", origin=s.label(i), destination=s.label(j))
     truth = NumberTruth(value=round(b, 3), unit="deg", tolerance=TOLERANCES["bearing"])
-    return Draft(text, truth, _region(s, i), distance_band(km))
+    err = flat_bearing_error(*_ends(s, i, j), b)
+    return Draft(
+        text,
+        truth,
+        _region(s, i),
+        band(err, *BEARING_BANDS_DEG),
+        {"km": round(km, 1), "flat_error_deg": round(err, 3)},
+    )
 
 
 def interpolation(s: Sampler, n: int) -> Draft:
@@ -193,7 +342,14 @@ def interpolation(s: Sampler, n: int) -> Draft:
     truth = CoordinateTruth(
         lat=round(float(lat), 6), lon=round(float(lon), 6), tolerance=TOLERANCES["interpolation"]
     )
-    return Draft(text, truth, _region(s, i), distance_band(km), {"fraction": f})
+    err = linear_point_error(*_ends(s, i, j), f, float(lat), float(lon))
+    return Draft(
+        text,
+        truth,
+        _region(s, i),
+        band(err, *INTERPOLATION_BANDS_DEG),
+        {"fraction": f, "km": round(km, 1), "linear_error_deg": round(err, 3)},
+    )
 
 
 def _regional(s: Sampler, k: int) -> list[int]:
@@ -439,29 +595,46 @@ def route_geometry_indices(s: Sampler, n: int) -> Draft:
 
 
 CARDINALS = ["N", "E", "S", "W"]
+#: the order a four-way direction question lists its options in, as GPSBench: a reader
+#: expects one form of direction question (A north, B south, C east, D west)
+CARDINAL_ORDER = ["N", "S", "E", "W"]
 
 
 def direction_question(
-    s: Sampler, i: int, j: int, question: str, meta: dict, km: float, points: int = 4
+    s: Sampler,
+    i: int,
+    j: int,
+    question: str,
+    meta: dict,
+    km: float,
+    points: int = 4,
+    *,
+    sector: str | None = None,
+    difficulty: str | None = None,
 ) -> Draft:
-    """A multiple-choice direction question on the initial bearing from city i to city j:
-    the four cardinal directions (N [315, 45), E [45, 135), ...), or all eight compass points
-    (45-degree sectors, N [337.5, 22.5)), as options, after ``question`` (the template
-    ``gps.relative_position_pure.choices``)."""
+    """A multiple-choice direction question from city i to city j, after ``question`` (the
+    template ``gps.relative_position_pure.choices``): the four cardinal directions, always
+    listed north, south, east, west (A-D), the truth by the initial bearing (N [315, 45),
+    E [45, 135), ...) unless ``sector`` gives it; or all eight compass points (45-degree
+    sectors, N [337.5, 22.5)), shuffled.  ``difficulty`` defaults to the distance band
+    (the applied track's, the paper's own)."""
     c = s.c
     b = float(initial_bearing_deg(c.lat[i], c.lon[i], c.lat[j], c.lon[j]))
-    sector = str(compass_direction(b, points=points))
-    names = CARDINALS if points == 4 else SECTORS
-    opts, letter = s.options(
-        SECTOR_NAMES[sector], [SECTOR_NAMES[x] for x in names if x != sector], k=points
-    )
+    sector = sector or str(compass_direction(b, points=points))
+    if points == 4:
+        opts = {letter: SECTOR_NAMES[x] for letter, x in zip("ABCD", CARDINAL_ORDER, strict=True)}
+        letter = "ABCD"[CARDINAL_ORDER.index(sector)]
+    else:
+        opts, letter = s.options(
+            SECTOR_NAMES[sector], [SECTOR_NAMES[x] for x in SECTORS if x != sector], k=points
+        )
     listed = s.listed(opts)
     text = s.prompts.text("gps.relative_position_pure.choices", question=question, options=listed)
     return Draft(
         text,
         ChoiceTruth(answer=letter, options=opts),
         _region(s, i),
-        distance_band(km),
+        difficulty or distance_band(km),
         # how far the bearing is from the nearest sector edge: a small margin is hard to call
         {"bearing": round(b, 2), "margin_deg": round(edge_margin(b, points), 2), **meta},
     )
@@ -474,22 +647,113 @@ def edge_margin(bearing: float, points: int) -> float:
     return min(offset, width - offset)
 
 
+#: a direction question's margin (``edge_margin``, degrees) below which it is hard, and
+#: medium: terciles over 3,400 questions at seed 42, by the number of sectors (the margin
+#: is not uniform: pairs across continents cluster near the diagonals)
+MARGIN_BANDS_DEG = {4: (12.0, 27.0), 8: (8.0, 15.7)}
+#: the same for the lat/lon rule's margin (``latlon_direction``)
+LATLON_MARGIN_BANDS = (0.35, 0.68)
+
+
+def margin_difficulty(margin: float, hard: float, medium: float) -> str:
+    """A direction question's difficulty by how near it is to a tie between two answers:
+    hard below ``hard``, medium below ``medium``, else easy."""
+    return "hard" if margin < hard else "medium" if margin < medium else "easy"
+
+
 def relative_position_pure(s: Sampler, n: int) -> Draft:
-    """GPSBench's form: north, east, south or west, by the initial bearing."""
+    """GPSBench's form: north, south, east or west (in that order), by the initial bearing
+    (four quarters centred on north, east, south and west)."""
     i, j, km = s.pair(100)
     question = s.prompts.text(
         "gps.relative_position_pure.question", origin=s.label(i), destination=s.label(j)
     )
-    return direction_question(s, i, j, question, {}, km)
+    c = s.c
+    b = float(initial_bearing_deg(c.lat[i], c.lon[i], c.lat[j], c.lon[j]))
+    return direction_question(
+        s,
+        i,
+        j,
+        question,
+        {},
+        km,
+        difficulty=margin_difficulty(edge_margin(b, 4), *MARGIN_BANDS_DEG[4]),
+    )
+
+
+def short_dlon(lon1: float, lon2: float) -> float:
+    """lon2 - lon1 the short way round the antimeridian, in (-180, 180]."""
+    d = (lon2 - lon1) % 360.0
+    return d - 360.0 if d > 180.0 else d
+
+
+def latlon_direction(lat1: float, lon1: float, lat2: float, lon2: float) -> tuple[str, float]:
+    """The latitude/longitude-difference rule: the larger of |dlat| and |dlon| (degrees,
+    dlon the short way round the antimeridian) decides the axis, its sign the direction
+    (north for a positive dlat, east for a positive dlon).  Returns the sector and the
+    rule's margin, (|dlat| - |dlon|) / (|dlat| + |dlon|) in absolute value: 0 a tie, 1 a
+    point due north, south, east or west.  An exact tie goes to north/south."""
+    dlat, dlon = lat2 - lat1, short_dlon(lon1, lon2)
+    a, o = abs(dlat), abs(dlon)
+    margin = abs(a - o) / (a + o) if a + o else 0.0
+    if a >= o:
+        return ("N" if dlat > 0 else "S"), margin
+    return ("E" if dlon > 0 else "W"), margin
+
+
+#: the least margin (``latlon_direction``) of a lat/lon-rule question: nearer a tie, the
+#: labels' 4 decimals could tip it, and the draw is made again (``latlon_tie``)
+LATLON_MIN_MARGIN = 0.001
+
+
+def relative_position_pure_latlon(s: Sampler, n: int) -> Draft:
+    """Variant: the default's question and options, the truth by the latitude/longitude
+    difference rule (``latlon_direction``), which the paper's own example (a bearing near
+    321 degrees called west) fits and which disagrees with the bearing rule on about a
+    quarter of the questions; difficulty by the rule's margin."""
+    while True:
+        i, j, km = s.pair(100)
+        c = s.c
+        sector, margin = latlon_direction(
+            float(c.lat[i]), float(c.lon[i]), float(c.lat[j]), float(c.lon[j])
+        )
+        if margin >= LATLON_MIN_MARGIN:
+            break
+        s.reject("latlon_tie")
+    question = s.prompts.text(
+        "gps.relative_position_pure_latlon.question", origin=s.label(i), destination=s.label(j)
+    )
+    difficulty = margin_difficulty(margin, *LATLON_MARGIN_BANDS)
+    return direction_question(
+        s,
+        i,
+        j,
+        question,
+        {"latlon_margin": round(margin, 4)},
+        km,
+        sector=sector,
+        difficulty=difficulty,
+    )
 
 
 def relative_position_pure_8(s: Sampler, n: int) -> Draft:
-    """Variant: the eight compass points as options."""
+    """Variant: the eight compass points as options (shuffled)."""
     i, j, km = s.pair(100)
     question = s.prompts.text(
         "gps.relative_position_pure_8.question", origin=s.label(i), destination=s.label(j)
     )
-    return direction_question(s, i, j, question, {}, km, points=8)
+    c = s.c
+    b = float(initial_bearing_deg(c.lat[i], c.lon[i], c.lat[j], c.lon[j]))
+    return direction_question(
+        s,
+        i,
+        j,
+        question,
+        {},
+        km,
+        points=8,
+        difficulty=margin_difficulty(edge_margin(b, 8), *MARGIN_BANDS_DEG[8]),
+    )
 
 
 PURE_TASKS = {
@@ -509,4 +773,6 @@ PURE_VARIANTS = {
     "bounding_box_full": bounding_box_full,
     "route_geometry_indices": route_geometry_indices,
     "relative_position_pure_8": relative_position_pure_8,
+    "format_conversion_lenient": format_conversion_lenient,
+    "relative_position_pure_latlon": relative_position_pure_latlon,
 }
