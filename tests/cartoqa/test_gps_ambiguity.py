@@ -40,8 +40,9 @@ def test_every_noisy_point_is_nearest_its_answer(tmp_path):
 
 # ---------------------------------------------------------------- names that pick out one city
 
-LABELLED = ("relative_position_applied", "proximity", "route_analysis", "missing_data")
-BARE = ("boundary_analysis", "spatial_patterns")
+# proximity's default gives coordinates, not labels: its variant keeps the labels
+LABELLED = ("relative_position_applied", "proximity_names", "route_analysis", "missing_data")
+BARE = ("boundary_analysis", "spatial_patterns", "spatial_patterns_hinted")
 
 
 @pytest.fixture(scope="module")
@@ -87,7 +88,7 @@ _PATTERNS = {
 
 
 def _labels(s):
-    if s.task == "proximity":
+    if s.task == "proximity_names":
         ref = re.search(r"nearest to (.+)\?\n", s.prompt.text).group(1)
         return [ref, *s.ground_truth.options.values()]
     return list(re.search(_PATTERNS[s.task], s.prompt.text).groups())
@@ -142,7 +143,7 @@ def test_every_bare_name_has_no_namesake_anywhere(named, table):
         if s.task == "boundary_analysis":
             names = [n for group in s.ground_truth.groups.values() for n in group]
         else:
-            listed = re.search(r"far from them: (.+)\. Which city", s.prompt.text).group(1)
+            listed = re.search(r": ([^:]+)\. Which", s.prompt.text).group(1)
             names = listed.split("; ")
             assert s.ground_truth.answer in names
         assert len({fold(n) for n in names}) == len(names), s.id
@@ -156,7 +157,7 @@ def test_redraws_for_ambiguous_names_are_counted_in_the_manifest(named):
     report, samples = named
     manifest = json.loads((report.path / "manifest.json").read_text())
     assert manifest["rejected"] == report.rejected
-    for task in ("boundary_analysis", "spatial_patterns", "proximity"):
+    for task in ("boundary_analysis", "spatial_patterns", "proximity_names"):
         assert report.rejected[task]["ambiguous_name"] > 0, task
     assert any(
         len(label.split(",")) == 3 for s in samples if s.task in LABELLED for label in _labels(s)

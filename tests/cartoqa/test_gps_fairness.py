@@ -22,8 +22,10 @@ TASKS = [
     "relative_position_applied",
     "route_analysis",
     "spatial_patterns",
+    "spatial_patterns_hinted",
     "route_geometry",
     "proximity",
+    "proximity_names",
     "polygon",
     "place_association",
     "format_conversion",
@@ -105,11 +107,14 @@ def test_proximity_answers_are_clear(gps):
         where[c.name[i], c.admin1_name[i], c.country_name[i]] = at
 
     def place(label):
+        given = re.fullmatch(r".+ \((-?\d+\.\d+), (-?\d+\.\d+)\)", label)
+        if given:  # the default's "Name (lat, lon)"
+            return float(given.group(1)), float(given.group(2))
         parts = label.split(", ")
         return where.get((parts[0], *parts[1:-1], parts[-1]))
 
-    checked = 0
-    for s in gps[1]["proximity"]:
+    checked = collections.Counter()
+    for s in gps[1]["proximity"] + gps[1]["proximity_names"]:
         ref = place(re.search(r"nearest to (.+?)\?\n", s.prompt.text).group(1))
         opts = {k: place(v) for k, v in s.ground_truth.options.items()}
         if ref is None or None in opts.values():
@@ -117,8 +122,8 @@ def test_proximity_answers_are_clear(gps):
         d = sorted((km(ref, p), k) for k, p in opts.items())
         assert d[0][1] == s.ground_truth.answer, s.id
         assert d[1][0] >= 1.1 * d[0][0] - 1.0, (s.id, d)
-        checked += 1
-    assert checked > 800
+        checked[s.task] += 1
+    assert checked["proximity"] == 1000 and checked["proximity_names"] > 800
 
 
 def test_polygons_are_simple_and_no_slivers(gps):
@@ -192,9 +197,9 @@ def test_the_outlier_is_farther_from_every_city_than_they_are_from_each_other(gp
     by_name = {}
     for c in sorted(cities, key=lambda c: c["population"]):
         by_name[c["name"]] = (c["latitude"], c["longitude"])
-    checked = 0
-    for s in gps[1]["spatial_patterns"]:
-        listed = re.search(r"far from them: (.+)\. Which city", s.prompt.text).group(1)
+    checked = collections.Counter()
+    for s in gps[1]["spatial_patterns"] + gps[1]["spatial_patterns_hinted"]:
+        listed = re.search(r": ([^:]+)\. Which", s.prompt.text).group(1)
         names = listed.split("; ")
         if not all(n in by_name for n in names):
             continue
@@ -202,8 +207,8 @@ def test_the_outlier_is_farther_from_every_city_than_they_are_from_each_other(gp
         inliers = [n for n in names if n != out]
         spread = max(km(by_name[a], by_name[b]) for a in inliers for b in inliers)
         assert min(km(by_name[out], by_name[a]) for a in inliers) > spread, s.id
-        checked += 1
-    assert checked > 500
+        checked[s.task] += 1
+    assert checked["spatial_patterns"] > 500 and checked["spatial_patterns_hinted"] > 500
 
 
 def test_an_accepted_alternate_name_is_never_another_citys_name(gps, cities):

@@ -19,7 +19,12 @@ def samples(tmp_path_factory):
         folder,
         per_task=3400,
         seed=42,
-        tasks=["name_disambiguation", "place_association", "relative_position_applied"],
+        tasks=[
+            "name_disambiguation",
+            "name_disambiguation_countries",
+            "place_association",
+            "relative_position_applied",
+        ],
     )
     return list(load_dataset(folder))
 
@@ -37,8 +42,9 @@ def cities1000():
     return out
 
 
-def test_no_name_and_no_name_answer_pair_is_in_two_splits(samples):
-    nd = [s for s in samples if s.task == "name_disambiguation"]
+@pytest.mark.parametrize("task", ["name_disambiguation", "name_disambiguation_countries"])
+def test_no_name_and_no_name_answer_pair_is_in_two_splits(samples, task):
+    nd = [s for s in samples if s.task == task]
     assert collections.Counter(s.split for s in nd) == {"train": 2040, "dev": 340, "test": 1020}
     split_of_name: dict[str, set[str]] = collections.defaultdict(set)
     split_of_pair: dict[tuple[str, str], set[str]] = collections.defaultdict(set)
@@ -55,7 +61,9 @@ def test_no_name_and_no_name_answer_pair_is_in_two_splits(samples):
 
 
 def test_every_option_is_a_city_of_that_name_and_the_answer_is_nearest(samples, cities1000):
-    for s in (x for x in samples if x.task == "name_disambiguation"):
+    """The variant's form: four countries, "Name, Country" (the default's: four provinces,
+    test_gps_paper_forms_applied.py)."""
+    for s in (x for x in samples if x.task == "name_disambiguation_countries"):
         m = re.search(r"called (.+?)\. Which one is at (-?[\d.]+), (-?[\d.]+)\?", s.prompt.text)
         point = (float(m.group(2)), float(m.group(3)))
         options = s.ground_truth.options

@@ -35,8 +35,8 @@ from cartoqa.tasks.gps._labels import labels_for
 from tests.cartoqa.geo_checks import fold
 
 PER_TASK = 3400
-LABELLED = ("relative_position_applied", "route_analysis", "proximity", "missing_data")
-BARE = ("spatial_patterns", "boundary_analysis")
+LABELLED = ("relative_position_applied", "route_analysis", "proximity_names", "missing_data")
+BARE = ("spatial_patterns_hinted", "boundary_analysis")
 
 
 def same_name(name: str) -> str:
@@ -120,11 +120,11 @@ def named(s: Any) -> list[str]:
         m = re.search(r"way from (.+?) to (.+?), is (.+?) on the way", t)
     elif s.task == "missing_data":
         m = re.match(r"(.+) is at (?:latitude|longitude) -?[\d.]+\. What", t)
-    elif s.task == "proximity":
+    elif s.task == "proximity_names":
         m = re.search(r"nearest to (.+?)\?\n", t)
         assert m, t
         return [m[1], *s.ground_truth.options.values()]
-    elif s.task == "spatial_patterns":
+    elif s.task == "spatial_patterns_hinted":
         m = re.search(r"far from them: (.+)\. Which city", t)
         assert m, t
         return m[1].split("; ")
@@ -144,14 +144,14 @@ def truth_with(s: Any, cities: list[dict[str, Any]]) -> object:
     if s.task == "route_analysis":
         a, b, w = cities
         return (km(a, w) + km(w, b) - km(a, b)) / km(a, b) < 0.1
-    if s.task == "proximity":
+    if s.task == "proximity_names":
         ref, *options = cities
         return min(range(len(options)), key=lambda k: km(ref, options[k]))
     if s.task == "missing_data":
         (c,) = cities
         given = "latitude" if " is at latitude " in s.prompt.text else "longitude"
         return c["lon" if given == "latitude" else "lat"]
-    if s.task == "spatial_patterns":
+    if s.task == "spatial_patterns_hinted":
         mean = [sum(km(c, d) for d in cities) / 4 for c in cities]
         return same_name(cities[mean.index(max(mean))]["name"])
     return tuple(c["continent"] for c in cities)  # boundary analysis: GeoNames' continents
@@ -163,11 +163,11 @@ def stored(s: Any) -> object:
     g = s.ground_truth
     if s.task == "relative_position_applied":
         return g.options[g.answer]
-    if s.task == "proximity":
+    if s.task == "proximity_names":
         return list(g.options).index(g.answer)
     if s.task in ("route_analysis", "missing_data"):
         return g.value
-    if s.task == "spatial_patterns":
+    if s.task == "spatial_patterns_hinted":
         return same_name(g.answer)
     return None
 

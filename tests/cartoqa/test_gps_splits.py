@@ -28,9 +28,12 @@ CITY_TASKS = (
     "missing_data",
     "place_association",
     "spatial_patterns",
+    "spatial_patterns_hinted",
     "proximity",
+    "proximity_names",
     "boundary_analysis",
     "name_disambiguation",
+    "name_disambiguation_countries",
 )
 _POINT = re.compile(r"(-?\d+\.\d{4,6}), (-?\d+\.\d{4,6})")
 
@@ -57,11 +60,11 @@ def cities_of(s: Any) -> set[str]:
         return {_where(lat, lon)}
     if s.task == "place_association":
         return {f"{g.answer}|{(s.metadata.model_extra or {})['country']}"}
-    if s.task == "spatial_patterns":
-        m = re.search(r"far from them: (.+)\. Which city", t)
+    if s.task in ("spatial_patterns", "spatial_patterns_hinted"):
+        m = re.search(r": ([^:]+)\. Which", t)
         assert m, t
         return set(m[1].split("; "))
-    if s.task == "proximity":
+    if s.task in ("proximity", "proximity_names"):
         m = re.search(r"nearest to (.+?)\?\n", t)
         assert m, t
         return {m[1], *g.options.values()}

@@ -23,7 +23,7 @@ from cartoqa.tasks.gps._terrain import (
     TerrainSampler,
     load_terrain,
 )
-from cartoqa.tasks.gps.applied import terrain_classification
+from cartoqa.tasks.gps.applied import terrain_classification, terrain_classification_4
 
 
 @pytest.fixture(scope="module")
@@ -108,7 +108,10 @@ def test_every_point_keeps_its_class_rules(drafts, data, cities):
             assert _nearest_km(cities, lat, lon) >= 20
 
 
-def test_questions_offer_four_of_the_six_classes(drafts):
+def test_questions_offer_four_of_the_six_classes(cities):
+    """The variant's form (the default's six options: test_gps_paper_forms_applied.py)."""
+    s = Sampler(cities, np.random.default_rng(11))
+    drafts = [terrain_classification_4(s, n) for n in range(60)]
     seen = set()
     for d in drafts:
         opts = d.truth.options

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from cartoqa.records import Sample, TextTruth, truth_kinds_for
+from cartoqa.records import GroupingTruth, Sample, TextTruth, truth_kinds_for
 from evaluators.sample_scores import gps_metrics, gps_score
 
 from ..spec import TaskSpec, register_task
@@ -76,8 +76,16 @@ def format_place(sample: Sample) -> str:
     return "FINAL ANSWER: " + ", ".join(p for p in parts if p)
 
 
-#: what the oracle writes, where the truth's kind alone does not say
-ANSWER_FORMATS = {"place_association_levels": format_place}
+def format_grouping(sample: Sample) -> str:
+    """Boundary analysis's answer as its prompt asks, plain text: "Asia: A, B; Europe: C"."""
+    truth = sample.ground_truth
+    assert isinstance(truth, GroupingTruth)
+    return "FINAL ANSWER: " + "; ".join(f"{k}: {', '.join(v)}" for k, v in truth.groups.items())
+
+
+#: what the oracle writes, where the truth's kind alone does not say (place association
+#: writes the city alone, as its default asks: the text truth's own form)
+ANSWER_FORMATS = {"place_association_levels": format_place, "boundary_analysis": format_grouping}
 #: GPS breakdowns (metadata keys; a key no sample of a task carries gives no rows)
 GPS_GROUPS = ("split", "difficulty", "region", "noise_m", "terrain")
 

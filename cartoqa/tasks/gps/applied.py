@@ -20,9 +20,9 @@ from cartoqa.records import (
 
 from ._cities import CONTINENT_NAMES, Cities, continent_of_place, left_out_rows
 from ._labels import fold
-from ._name_groups import load_name_groups, split_groups
+from ._name_groups import NameGroup, load_division_groups, load_name_groups, split_groups
 from ._sampling import SPLIT_SHARES, Draft, Sampler, split_targets
-from ._terrain import TERRAIN_CLASSES, TerrainSampler, load_terrain
+from ._terrain import TERRAIN_CLASSES, ZONE, TerrainSampler, load_terrain
 from .pure import direction_question, edge_margin
 
 __all__ = ["APPLIED_TASKS"]
@@ -110,7 +110,7 @@ def has_twin_town(c: Cities, i: int, km: float = TWIN_KM) -> bool:
     return False
 
 
-def place_association(s: Sampler, n: int) -> Draft:
+def _place_point(s: Sampler, n: int) -> tuple[int, float, float, int, str]:
     """The city at a (noisy) point, stratified by population: the three bands take turns
     (every noise level meets every band), the continent by quota.  A point nearer another
     GeoNames city than the answer would make two answers right, one whose second-nearest
@@ -168,45 +168,79 @@ def place_association(s: Sampler, n: int) -> Draft:
             s.reject("inside_bigger_city")  # a district or neighbour: a person names the city
             continue
         break
-    pop = int(s.c.population[i])
-    difficulty = band
-    text = s.prompts.text("gps.place_association.question", lat=lat, lon=lon)
-    alts = accepted_names(s, i)
-    truth = TextTruth(answer=s.c.name[i], accepted=alts)
+    return i, lat, lon, sigma, split
+
+
+def _place_draft(s: Sampler, n: int, task: str) -> Draft:
+    i, lat, lon, sigma, split = _place_point(s, n)
+    # the population band is the difficulty (GPSBench's own bands)
+    difficulty = list(POPULATION_BANDS)[(n // len(NOISE_M)) % len(POPULATION_BANDS)]
+    text = s.prompts.text(f"gps.{task}.question", lat=lat, lon=lon)
+    truth = TextTruth(answer=s.c.name[i], accepted=accepted_names(s, i))
     meta = {
         "noise_m": sigma,
         "country": s.c.country_name[i],
         "admin1": s.c.admin1[i],
         "province": s.c.admin1_name[i] or None,
-        "population": pop,
+        "population": int(s.c.population[i]),
     }
+    if task == "place_association":
+        # the city alone is asked: the scorer grades the province and country of the city an
+        # answer names (``evaluators.place_levels``), near the point asked
+        meta |= {"asked": "city", "country_code": s.c.country[i], "lat": lat, "lon": lon}
     return Draft(text, truth, str(s.c.subregion[i]), difficulty, meta, split=split)
 
 
-def _group_plan(s: Sampler) -> tuple[list[str], dict[str, list[int]]]:
+def place_association(s: Sampler, n: int) -> Draft:
+    """The city at a (noisy) point, the city alone asked (the paper's form); the point is
+    drawn by ``_place_point``'s rules."""
+    return _place_draft(s, n, "place_association")
+
+
+def place_association_levels(s: Sampler, n: int) -> Draft:
+    """cartoqa's form: the city, its province or state and its country asked."""
+    return _place_draft(s, n, "place_association_levels")
+
+
+def _group_plan(
+    s: Sampler, groups: tuple[NameGroup, ...], key: str
+) -> tuple[list[str], dict[str, list[int]]]:
     """The split of each sample (60/10/30, exact, in a seeded order) and the name groups
     dealt to each split: a name group, and so a (name, answer) pair, is in one split only."""
-    if "group_plan" not in s.memo:
+    if key not in s.memo:
         n = s.per_task or 10
         plan = [name for name, k in split_targets(n).items() for _ in range(k)]
         plan = [plan[int(i)] for i in s.rng.permutation(n)]
-        s.memo["group_plan"] = (plan, split_groups(load_name_groups(), SPLIT_SHARES, s.rng))
-    plan_and_groups: tuple[list[str], dict[str, list[int]]] = s.memo["group_plan"]
+        s.memo[key] = (plan, split_groups(groups, SPLIT_SHARES, s.rng))
+    plan_and_groups: tuple[list[str], dict[str, list[int]]] = s.memo[key]
     return plan_and_groups
 
 
-def name_disambiguation(s: Sampler, n: int) -> Draft:
-    """Four cities of one name in four countries (GeoNames cities1000, ``_name_groups``);
-    which one is at a point 100-500 m from one of them.  The sample's split is the split its
-    name group was dealt to."""
-    plan, by_split = _group_plan(s)
+#: name disambiguation: the nearest other option's place within this many km of the answer
+#: is "hard", within the second "medium" (a reader must know where each lies more finely
+#: the nearer they are); measured on 3,400 samples at seed 42 (README)
+NAMESAKE_KM = (300.0, 1200.0)
+
+
+def _disambiguation(s: Sampler, n: int, task: str) -> Draft:
+    """Four cities of one name (GeoNames cities1000, ``_name_groups``), in four first-level
+    divisions (the default) or four countries (the variant); which one is at a point
+    100-500 m from one of them.  The sample's split is the split its name group was dealt
+    to."""
+    by_division = task == "name_disambiguation"
+    groups = load_division_groups() if by_division else load_name_groups()
+    plan, by_split = _group_plan(s, groups, f"group_plan:{task}")
     split = plan[n % len(plan)]
-    groups = load_name_groups()
     pool = by_split[split]
     group = groups[pool[int(s.rng.integers(len(pool)))]]
     picks: list[int] = []
+    seen: set[tuple[str, str]] = set()
     for k in s.rng.permutation(len(group.places)):
-        if group.places[int(k)].country not in {group.places[j].country for j in picks}:
+        p = group.places[int(k)]
+        # a division group holds one place per (country, province) already
+        key = (p.country, p.province) if by_division else (p.country, "")
+        if key not in seen:
+            seen.add(key)
             picks.append(int(k))
         if len(picks) == 4:
             break
@@ -218,27 +252,44 @@ def name_disambiguation(s: Sampler, n: int) -> Draft:
     # one spelling for the question and every option, so no spelling points to the answer
     labels = [
         s.prompts.text(
-            "gps.name_disambiguation.option", spelling=group.spelling, country=p.country_name
+            f"gps.{task}.option",
+            spelling=group.spelling,
+            province=p.province,
+            country=p.country_name,
         )
         for p in places
     ]
     opts, letter = s.options(labels[0], labels[1:])
     listed = s.listed(opts)
     text = s.prompts.text(
-        "gps.name_disambiguation.question",
-        spelling=group.spelling,
-        lat=lat,
-        lon=lon,
-        options=listed,
+        f"gps.{task}.question", spelling=group.spelling, lat=lat, lon=lon, options=listed
     )
+    meta: dict[str, object] = {"group_size": len(group.places), "name_group": group.key}
+    difficulty = "medium"  # the variant's label, as before
+    if by_division:
+        near_km = min(float(distance_km(answer.lat, answer.lon, p.lat, p.lon)) for p in places[1:])
+        difficulty = (
+            "hard" if near_km < NAMESAKE_KM[0] else "medium" if near_km < NAMESAKE_KM[1] else "easy"
+        )
+        meta["nearest_option_km"] = round(near_km, 1)
     return Draft(
         text,
         ChoiceTruth(answer=letter, options=opts),
         answer.subregion,
-        "medium",
-        {"group_size": len(group.places), "name_group": group.key},
+        difficulty,
+        meta,
         split=split,
     )
+
+
+def name_disambiguation(s: Sampler, n: int) -> Draft:
+    """Four same-name cities in four states or provinces (the paper's form)."""
+    return _disambiguation(s, n, "name_disambiguation")
+
+
+def name_disambiguation_countries(s: Sampler, n: int) -> Draft:
+    """cartoqa's earlier form: four same-name cities in four countries, "Name, Country"."""
+    return _disambiguation(s, n, "name_disambiguation_countries")
 
 
 #: applied relative position's distance bands by difficulty: the nearer, the harder
@@ -275,9 +326,10 @@ def relative_position_applied(s: Sampler, n: int) -> Draft:
 CLEAR_MARGIN = 1.1
 
 
-def proximity(s: Sampler, n: int) -> Draft:
-    """Which of four named cities is nearest a fifth; split by city (every city of a sample
-    is of its split)."""
+def _proximity(s: Sampler, n: int, task: str) -> Draft:
+    """Which of four cities is nearest a fifth; split by city (every city of a sample is of
+    its split).  The default gives every city with its coordinates (``Sampler.label``), the
+    variant ``proximity_names`` names them only."""
     c = s.c
     split = s.split_of(n)
     pools = s.split_pools(split)
@@ -289,27 +341,52 @@ def proximity(s: Sampler, n: int) -> Draft:
         if d[int(order[1])] < CLEAR_MARGIN * d[int(order[0])]:
             s.reject("too_close_to_call")  # knowing where the cities are would not decide
             continue
-        names = s.named(*idx)
+        if task == "proximity":  # the coordinates tell namesakes apart
+            names: list[str] | None = [s.label(i) for i in idx]
+        else:
+            names = s.named(*idx)
         if names:
             break
     label = dict(zip(idx, names, strict=True))
     nearest = cands[int(order[0])]
     opts, letter = s.options(label[nearest], [label[j] for j in cands if j != nearest])
     listed = s.listed(opts)
-    text = s.prompts.text("gps.proximity.question", city=label[ref], options=listed)
+    text = s.prompts.text(f"gps.{task}.question", city=label[ref], options=listed)
     ratio = d[int(order[1])] / max(d[int(order[0])], 1.0)
-    difficulty = "easy" if ratio > 2 else "medium" if ratio > 1.3 else "hard"
+    # the second-nearest's distance over the nearest's: the nearer to 1, the finer the
+    # reckoning a reader needs
+    lo, hi = PROXIMITY_RATIO if task == "proximity" else (1.3, 2.0)
+    difficulty = "easy" if ratio > hi else "medium" if ratio > lo else "hard"
     return Draft(
         text,
         ChoiceTruth(answer=letter, options=opts),
         str(c.subregion[ref]),
         difficulty,
+        {"ratio": round(ratio, 3)} if task == "proximity" else {},
         split=split,
     )
 
 
+#: proximity's difficulty: the ratio of the second-nearest to the nearest candidate's
+#: distance above the second is "easy", above the first "medium", else "hard"
+PROXIMITY_RATIO = (1.3, 2.0)
+
+
+def proximity(s: Sampler, n: int) -> Draft:
+    """The paper's form: all five cities given with their coordinates."""
+    return _proximity(s, n, "proximity")
+
+
+def proximity_names(s: Sampler, n: int) -> Draft:
+    """cartoqa's earlier form: the five cities named only."""
+    return _proximity(s, n, "proximity_names")
+
+
 #: route analysis: a detour within this of 10 % is too close to the rule to ask
 NEAR_RULE = 0.005
+#: route analysis's difficulty: the detour's distance from the 10 % rule under the first is
+#: "hard", under the second "medium", else "easy" (about 21/46/33 % at 3,400, seed 42)
+ROUTE_RULE_GAP = (0.095, 0.3)
 
 
 def route_analysis(s: Sampler, n: int) -> Draft:
@@ -350,8 +427,11 @@ def route_analysis(s: Sampler, n: int) -> Draft:
         text = s.prompts.text(
             "gps.route_analysis.question", start=names[0], end=names[1], waypoint=names[2]
         )
+        # how far the detour is from the 10 % rule: the nearer, the finer the reckoning a
+        # reader needs (thresholds ``ROUTE_RULE_GAP``)
+        gap = abs(detour - 0.1)
         difficulty = (
-            "hard" if abs(detour - 0.1) < 0.05 else "medium" if abs(detour - 0.1) < 0.2 else "easy"
+            "hard" if gap < ROUTE_RULE_GAP[0] else "medium" if gap < ROUTE_RULE_GAP[1] else "easy"
         )
         return Draft(
             text,
@@ -363,7 +443,102 @@ def route_analysis(s: Sampler, n: int) -> Draft:
     raise RuntimeError("no route-analysis triple found")
 
 
+def continent_pools(s: Sampler) -> dict[str, np.ndarray]:
+    """Continent code -> the cities whose bare names pick out one city and whose continent
+    no reader disputes (``continent_of_place``; the debatable ones are left out, counted
+    once as ``debatable_continent``)."""
+    if "continent_pools" not in s.memo:
+        c = s.c
+        s.bare_pools()
+        fit = s.memo["bare_fit"]
+        of = np.array(
+            [
+                continent_of_place(
+                    c.country[i], str(c.continent[i]), c.lat[i], c.lon[i], c.admin1[i]
+                )
+                or ""
+                for i in range(len(c))
+            ]
+        )
+        s.reject("debatable_continent", int((of == "").sum()))
+        s.memo["city_continent"] = of
+        s.memo["continent_pools"] = {
+            k: np.flatnonzero((of == k) & fit) for k in sorted(set(of.tolist()) - {""})
+        }
+    pools: dict[str, np.ndarray] = s.memo["continent_pools"]
+    return pools
+
+
+def centroid_distances_km(lat: np.ndarray, lon: np.ndarray) -> np.ndarray:
+    """Each point's great-circle distance (km, on the 6371 km sphere) to the points' spherical
+    centroid: the mean of their unit vectors, normalised."""
+    la, lo = np.radians(lat), np.radians(lon)
+    v = np.stack([np.cos(la) * np.cos(lo), np.cos(la) * np.sin(lo), np.sin(la)], axis=-1)
+    m = v.mean(axis=0)
+    m /= np.linalg.norm(m)
+    return np.asarray(EARTH_RADIUS_KM * np.arccos(np.clip(v @ m, -1.0, 1.0)))
+
+
+#: spatial patterns' difficulty: the outlier's centroid distance over the second-farthest
+#: city's: above the second "easy", above the first "medium", else "hard" (the nearer the
+#: outlier sits to the group, the harder it is to pick out)
+OUTLIER_MARGIN = (2.5, 4.0)
+
+
 def spatial_patterns(s: Sampler, n: int) -> Draft:
+    """The paper's form: five named cities, no hint; four on one continent and one on
+    another, and the outlier is the city farthest from the five's spherical centroid
+    (``centroid_distances_km``): more than twice the median and 1.3 times the
+    second-farthest.  A weak outlier (some in-group city as far from the others as the
+    outlier is from its nearest) is drawn again."""
+    c = s.c
+    split = s.split_of(n)  # split by city: every city of a sample is of its split
+    pools = s.split_pools(split, continent_pools(s))
+    regions = list(pools)
+    for _ in range(2000):
+        home, away = s.rng.choice(regions, 2, replace=False)
+        pool, other = pools[home], pools[away]
+        if pool.size < 4 or other.size == 0:
+            continue
+        four = [int(x) for x in s.rng.choice(pool, 4, replace=False)]
+        out = int(other[s.rng.integers(other.size)])
+        idx = [*four, out]
+        la, lo = c.lat[idx], c.lon[idx]
+        dc = centroid_distances_km(la, lo)
+        ranked = np.sort(dc)
+        if not (dc[4] > 2 * np.median(dc) and dc[4] > 1.3 * ranked[-2]):
+            continue
+        dm = np.asarray(distance_km(la[:, None], lo[:, None], la[None, :], lo[None, :]))
+        if dm[4, :4].min() <= dm[:4, :4].max():
+            s.reject("weak_outlier")
+            continue
+        names = s.bare_names(*idx)
+        if not names:
+            continue
+        order = [int(k) for k in s.rng.permutation(5)]
+        listed = "; ".join(names[k] for k in order)
+        text = s.prompts.text("gps.spatial_patterns.question", cities=listed)
+        margin = float(dc[4] / ranked[-2])
+        lo_m, hi_m = OUTLIER_MARGIN
+        difficulty = "easy" if margin > hi_m else "medium" if margin > lo_m else "hard"
+        return Draft(
+            text,
+            TextTruth(answer=names[4], accepted=accepted_names(s, out)),
+            str(c.subregion[four[0]]),
+            difficulty,
+            {
+                "home_continent": CONTINENT_NAMES[str(home)],
+                "outlier_continent": CONTINENT_NAMES[str(away)],
+                "margin": round(margin, 3),
+            },
+            split=split,
+        )
+    raise RuntimeError("no valid spatial pattern found")
+
+
+def spatial_patterns_hinted(s: Sampler, n: int) -> Draft:
+    """cartoqa's earlier form: four cities of one subregion and one of another, the outlier
+    by its mean distance to the others, the prompt saying four lie in one region."""
     c = s.c
     if "region_pools" not in s.memo:
         # Russia east of the Urals is no part of "Eastern Europe" a reader would picture
@@ -399,7 +574,7 @@ def spatial_patterns(s: Sampler, n: int) -> Draft:
                 continue
             order = [int(k) for k in s.rng.permutation(5)]
             listed = "; ".join(names[k] for k in order)
-            text = s.prompts.text("gps.spatial_patterns.question", cities=listed)
+            text = s.prompts.text("gps.spatial_patterns_hinted.question", cities=listed)
             alts = accepted_names(s, out)
             margin = mean[4] / ranked[-2]
             difficulty = "easy" if margin > 3 else "medium" if margin > 1.8 else "hard"
@@ -429,6 +604,10 @@ def boundary_analysis(s: Sampler, n: int) -> Draft:
             s.reject("debatable_continent")
             continue
         names = s.bare_names(*idx)
+        if names and any(ch in x for x in names for ch in ",;:"):
+            # the plain-text answer ("Asia: A, B; Europe: C") could not hold such a name
+            s.reject("name_with_list_punctuation")
+            continue
         if names:
             break
     groups: dict[str, list[str]] = defaultdict(list)
@@ -436,7 +615,9 @@ def boundary_analysis(s: Sampler, n: int) -> Draft:
         groups[CONTINENT_NAMES[str(continent)]].append(name)
     listed = "; ".join(names)
     text = s.prompts.text("gps.boundary_analysis.question", cities=listed)
-    difficulty = "easy" if len(groups) <= 2 else "medium" if len(groups) <= 3 else "hard"
+    # the more continents to tell apart, the harder: up to three "easy", four "medium",
+    # five or more "hard"
+    difficulty = "easy" if len(groups) <= 3 else "medium" if len(groups) == 4 else "hard"
     return Draft(
         text,
         GroupingTruth(groups=dict(sorted(groups.items()))),
@@ -449,6 +630,9 @@ def boundary_analysis(s: Sampler, n: int) -> Draft:
 
 #: the missing coordinate must be within 0.1 degrees (GPSBench's tolerance)
 MISSING_DEG = Tolerance(abs=0.1)
+#: the missing-data probe's difficulty: a city of the second's people or more is "easy", of
+#: the first's "medium", else "hard" (place association's bands left 82 % "hard")
+MISSING_POPULATION = (25_000, 60_000)
 
 
 def missing_data(s: Sampler, n: int) -> Draft:
@@ -462,6 +646,7 @@ def missing_data(s: Sampler, n: int) -> Draft:
         if names:
             break
     c = s.c
+    meta: dict[str, object]
     if n % 2 == 0:
         text = s.prompts.text("gps.missing_data.latitude_given", city=names[0], lat=c.lat[i])
         truth = NumberTruth(value=round(float(c.lon[i]), 5), unit="deg", tolerance=MISSING_DEG)
@@ -471,15 +656,49 @@ def missing_data(s: Sampler, n: int) -> Draft:
         truth = NumberTruth(value=round(float(c.lat[i]), 5), unit="deg", tolerance=MISSING_DEG)
         meta = {"given": "longitude"}
     pop = int(c.population[i])
-    difficulty = "easy" if pop >= 500_000 else "medium" if pop >= 100_000 else "hard"
+    # the smaller the city, the less a reader knows where it is (``MISSING_POPULATION``)
+    lo, hi = MISSING_POPULATION
+    difficulty = "easy" if pop >= hi else "medium" if pop >= lo else "hard"
+    meta["population"] = pop
     return Draft(text, truth, str(c.subregion[i]), difficulty, meta, split=split)
 
 
 TERRAIN_KINDS = tuple(TERRAIN_CLASSES)
+#: the paper's other three classes, distractors only (no point of ours is of them)
+TERRAIN_DISTRACTORS = {"ice": "Arctic or ice", "sea": "ocean or sea", "water": "river or lake"}
+#: a distractor must be clearly wrong for the point; it is left out where it could be argued:
+#: "Arctic or ice" within ICE_MAX_LAT of a pole or with a polar/ice-cap climate zone (ET, EF)
+#: within NEAR_KM (every mountain point: its rule is those zones); "ocean or sea" with sea
+#: within NEAR_KM (every coastal point); "river or lake" everywhere but the desert points
+#: (hot desert, no town within 50 km): the land mask has no inland water, and a point in a
+#: city centre, a rainforest, a farmed plain, on a coast or high in the mountains may well
+#: fall on a river or a lake
+ICE_MAX_LAT, NEAR_KM = 50.0, 25.0
+_POLAR_ZONES = {ZONE["ET"], ZONE["EF"]}
 
 
-def terrain_classification(s: Sampler, n: int) -> Draft:
-    """A point of one terrain class (the classes in turn), chosen by ``_terrain``'s rules."""
+def terrain_distractors(t: TerrainSampler, kind: str, lat: float, lon: float) -> list[str]:
+    """The extra classes that are clearly wrong at a point of ``kind`` (see above)."""
+    out = []
+    if abs(lat) < ICE_MAX_LAT and not (t.d.zones_within(lat, lon, NEAR_KM) & _POLAR_ZONES):
+        out.append(TERRAIN_DISTRACTORS["ice"])
+    if not t.d.sea_within(lat, lon, NEAR_KM):
+        out.append(TERRAIN_DISTRACTORS["sea"])
+    if kind == "desert":
+        out.append(TERRAIN_DISTRACTORS["water"])
+    return out
+
+
+#: terrain's difficulty: the nearest city of 15,000's distance (km): under the first
+#: "easy", under the second "medium", else "hard" (the farther, the less a reader can go by
+#: a known place)
+TERRAIN_CITY_KM = (25.0, 100.0)
+
+
+def _terrain(s: Sampler, n: int, task: str) -> Draft:
+    """A point of one terrain class (the classes in turn), chosen by ``_terrain``'s rules;
+    six options (the paper's form: the other five of ours and, where clearly wrong, the
+    paper's other three classes) or four (the variant)."""
     t = s.memo.get("terrain")
     if t is None:
         t = s.memo["terrain"] = TerrainSampler(load_terrain(), s.c, s.rng)
@@ -487,11 +706,16 @@ def terrain_classification(s: Sampler, n: int) -> Draft:
     lat, lon = t.point(kind)
     i, km = t.nearest_city(lat, lon)
     correct = TERRAIN_CLASSES[kind]
-    opts, letter = s.options(correct, [v for k, v in TERRAIN_CLASSES.items() if k != kind])
+    others = [v for k, v in TERRAIN_CLASSES.items() if k != kind]
+    if task == "terrain_classification":
+        opts, letter = s.options(correct, others + terrain_distractors(t, kind, lat, lon), k=6)
+        easy_km, medium_km = TERRAIN_CITY_KM
+    else:
+        opts, letter = s.options(correct, others)
+        easy_km, medium_km = 25.0, 100.0
     listed = s.listed(opts)
-    text = s.prompts.text("gps.terrain_classification.question", lat=lat, lon=lon, options=listed)
-    # how far the nearest well-known place (a city of 15,000) is: the farther, the harder
-    difficulty = "easy" if km < 25 else "medium" if km < 100 else "hard"
+    text = s.prompts.text(f"gps.{task}.question", lat=lat, lon=lon, options=listed)
+    difficulty = "easy" if km < easy_km else "medium" if km < medium_km else "hard"
     meta = {
         "terrain": kind,
         "lat": round(lat, 5),
@@ -503,6 +727,16 @@ def terrain_classification(s: Sampler, n: int) -> Draft:
     return Draft(
         text, ChoiceTruth(answer=letter, options=opts), str(s.c.subregion[i]), difficulty, meta
     )
+
+
+def terrain_classification(s: Sampler, n: int) -> Draft:
+    """The paper's form: six options."""
+    return _terrain(s, n, "terrain_classification")
+
+
+def terrain_classification_4(s: Sampler, n: int) -> Draft:
+    """cartoqa's earlier form: four of the six classes."""
+    return _terrain(s, n, "terrain_classification_4")
 
 
 APPLIED_TASKS = {
@@ -518,4 +752,10 @@ APPLIED_TASKS = {
 }
 #: cartoqa's own forms of applied tasks, each its own task so their scores never mix with
 #: the paper's (track "variant", made only when asked for by name)
-APPLIED_VARIANTS: dict[str, Callable[[Sampler, int], Draft]] = {}
+APPLIED_VARIANTS: dict[str, Callable[[Sampler, int], Draft]] = {
+    "place_association_levels": place_association_levels,
+    "name_disambiguation_countries": name_disambiguation_countries,
+    "proximity_names": proximity_names,
+    "spatial_patterns_hinted": spatial_patterns_hinted,
+    "terrain_classification_4": terrain_classification_4,
+}
