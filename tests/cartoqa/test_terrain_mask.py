@@ -48,3 +48,39 @@ def test_a_cut_short_mask_is_refused_with_the_fix(tmp_path):
         zf.writestr("mask.npy", whole[: len(whole) - 16 * 100])  # the last 100 rows gone
     with pytest.raises(CartoqaError, match=r"ends after row 500 of 600.*reinstall"):
         _packed_mask(path)
+
+
+def test_the_packed_mask_is_cached_checked_and_made_again_when_damaged(
+    tmp_path, monkeypatch, caplog
+):
+    monkeypatch.setenv("CARTOQA_CACHE", str(tmp_path / "cache"))
+    mask = np.random.default_rng(3).random((40, 21)) < 0.5
+    src = _npz(tmp_path / "m.npz", mask)
+    want = np.packbits(mask, axis=1)
+    assert np.array_equal(_terrain.packed_sea_bits(src), want)
+    (entry,) = (tmp_path / "cache" / "gps").glob("sea-bits-*.npy")
+
+    def not_again(path):
+        raise AssertionError("packed again although the cache holds it")
+
+    with monkeypatch.context() as m:
+        m.setattr(_terrain, "_packed_mask", not_again)
+        assert np.array_equal(_terrain.packed_sea_bits(src), want)
+    data = bytearray(entry.read_bytes())
+    data[-1] ^= 0xFF  # one bit of the packed grid flipped on disk
+    entry.write_bytes(bytes(data))
+    with caplog.at_level("WARNING"):
+        assert np.array_equal(_terrain.packed_sea_bits(src), want)
+    assert "packed land/sea mask" in caplog.text and "SHA-256" in caplog.text
+    assert np.array_equal(np.load(entry), want)  # made again, whole
+
+
+def test_a_cache_that_cannot_be_written_still_gives_the_bits(tmp_path, monkeypatch, caplog):
+    (tmp_path / "cache").mkdir()
+    (tmp_path / "cache" / "gps").write_text("a file where the folder would go")
+    monkeypatch.setenv("CARTOQA_CACHE", str(tmp_path / "cache"))
+    mask = np.random.default_rng(4).random((9, 30)) < 0.5
+    with caplog.at_level("WARNING"):
+        got = _terrain.packed_sea_bits(_npz(tmp_path / "m.npz", mask))
+    assert np.array_equal(got, np.packbits(mask, axis=1))
+    assert "could not be cached" in caplog.text

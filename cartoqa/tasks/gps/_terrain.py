@@ -48,8 +48,10 @@ GeoNames place of 1,000 or more people):
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from functools import lru_cache
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -60,6 +62,8 @@ from cartoqa.geodesy import EARTH_RADIUS_KM, destination
 from ._admin1 import read_cities1000
 from ._cities import Cities
 from ._packaged import package_file
+
+log = logging.getLogger(__name__)
 
 __all__ = ["TERRAIN_CLASSES", "TERRAIN_SOURCE", "TerrainData", "TerrainSampler", "load_terrain"]
 
@@ -227,9 +231,42 @@ def _packed_mask(path: Any) -> np.ndarray:
     return out
 
 
+def packed_sea_bits(mask: Any) -> np.ndarray:
+    """The GLOBE mask packed 8 cells a byte: from the cache (``CARTOQA_CACHE``/gps, named by
+    the mask file's SHA-256) where the entry checks out, mapped from disk (the lookups touch
+    a few pages); else packed from ``mask`` (about 4 s) and cached as a checked entry
+    (``stores.cache_files``: written whole, its digest beside it; 116 MB)."""
+    import io
+
+    from cartoqa.settings import cache_dir
+    from cartoqa.stores._files import sha256_file
+    from cartoqa.stores.cache_files import cache_file_ok, drop_cache_file, write_cache_file
+
+    path = cache_dir() / "gps" / f"sea-bits-{sha256_file(Path(mask))[:16]}.npy"
+    what = "packed land/sea mask"
+    if cache_file_ok(path, what=what):
+        try:
+            bits = np.load(path, mmap_mode="r", allow_pickle=False)
+        except (OSError, ValueError) as exc:
+            drop_cache_file(path, what=what, why=f"{type(exc).__name__}: {exc}")
+        else:
+            if bits.dtype == np.uint8 and bits.ndim == 2:
+                return bits
+            drop_cache_file(path, what=what, why=f"{bits.dtype} {bits.shape}, not packed bits")
+    bits = _packed_mask(mask)
+    buf = io.BytesIO()
+    np.save(buf, bits, allow_pickle=False)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_cache_file(path, buf.getvalue())
+    except OSError as exc:  # a read-only or full cache: the bits are made, only not kept
+        log.warning("the packed land/sea mask could not be cached at %s (%s)", path, exc)
+    return bits
+
+
 @lru_cache(maxsize=1)
 def load_terrain() -> TerrainData:
-    """The data, loaded once a process (the mask packed as it is read: ``_packed_mask``)."""
+    """The data, loaded once a process (the mask packed once a machine: ``packed_sea_bits``)."""
     from PIL import Image
 
     zone_png = package_file(
@@ -243,7 +280,7 @@ def load_terrain() -> TerrainData:
         "global-land-mask",
         "the GLOBE land/sea mask",
     )
-    sea_bits = _packed_mask(mask)
+    sea_bits = packed_sea_bits(mask)
     t_lat, t_lon, *_ = read_cities1000()
     return TerrainData(
         zones=zones,
