@@ -164,7 +164,10 @@ _DIVISION_WORDS = re.compile(
     r"\b(?:province|provincia|provinz|state|estado|etat|region|oblast|governorate|muhafazat|"
     r"prefecture|district|county|department|departamento|territory|krai|kray|republic|"
     r"respublika|autonomous|free|federal|capital|of|the|de|del|do|da|des|du|la|le|"
-    r"al|ad|an|ar|as|ash|at|az|el)\b"
+    r"al|ad|an|ar|as|ash|at|az|el|"
+    # China's in pinyin: province, municipality, autonomous region and its people's name
+    # ("Zhejiang Sheng", "Shanghai Shi", "Guangxi Zhuangzu Zizhiqu")
+    r"sheng|shi|zizhiqu|zhuangzu|huizu|weiwu er)\b"
 )
 
 

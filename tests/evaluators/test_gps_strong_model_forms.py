@@ -491,3 +491,23 @@ def test_the_new_forms_are_read_in_linear_time(gen, shape):
 
     t_small, t_big = run(10_000), run(100_000)
     assert t_big < 30 * t_small + 0.05, f"{shape}: {t_small:.4f} s, then {t_big:.4f} s"
+
+
+@pytest.mark.parametrize(
+    ("answer", "province", "right"),
+    [
+        # GeoNames writes China's divisions in pinyin with their kind; a model writes the name
+        ("Quzhou, Zhejiang, China", "Zhejiang Sheng", True),
+        ("Quzhou, Zhejiang Province, China", "Zhejiang Sheng", True),
+        ("Shanghai, Shanghai, China", "Shanghai Shi", True),
+        ("Nanning, Guangxi, China", "Guangxi Zhuangzu Zizhiqu", True),
+        ("Urumqi, Xinjiang, China", "Xinjiang Weiwu'er Zizhiqu", True),
+        ("Yinchuan, Ningxia, China", "Ningxia Huizu Zizhiqu", True),
+        ("Quzhou, Jiangsu, China", "Zhejiang Sheng", False),
+        ("Nanning, Guangdong, China", "Guangxi Zhuangzu Zizhiqu", False),
+    ],
+)
+def test_chinese_divisions_read_without_their_kind(answer, province, right):
+    from evaluators.gps import province_matches
+
+    assert province_matches(answer, province) is right
