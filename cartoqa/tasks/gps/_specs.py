@@ -83,9 +83,24 @@ def format_grouping(sample: Sample) -> str:
     return "FINAL ANSWER: " + "; ".join(f"{k}: {', '.join(v)}" for k, v in truth.groups.items())
 
 
-#: what the oracle writes, where the truth's kind alone does not say (place association
-#: writes the city alone, as its default asks: the text truth's own form)
-ANSWER_FORMATS = {"place_association_levels": format_place, "boundary_analysis": format_grouping}
+def format_city(sample: Sample) -> str:
+    """Place association's answer as its sample asks: the city alone where the sample says
+    so (``asked: city``, the default's), else, for a sample made before the default asked
+    the city alone, city, province and country, as its prompt asked."""
+    extra = sample.metadata.model_extra or {}
+    if extra.get("asked") == "city":
+        truth = sample.ground_truth
+        assert isinstance(truth, TextTruth)
+        return f"FINAL ANSWER: {truth.answer}"
+    return format_place(sample)
+
+
+#: what the oracle writes, where the truth's kind alone does not say
+ANSWER_FORMATS = {
+    "place_association": format_city,
+    "place_association_levels": format_place,
+    "boundary_analysis": format_grouping,
+}
 #: GPS breakdowns (metadata keys; a key no sample of a task carries gives no rows)
 GPS_GROUPS = ("split", "difficulty", "region", "noise_m", "terrain")
 
