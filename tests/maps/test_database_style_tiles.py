@@ -95,7 +95,8 @@ def test_style_copy_complete_and_strict(carto_files, cache, cluster):
     assert len(m.layers) > 50
 
 
-def test_style_without_carto_files_uses_placeholders_and_says_so(tmp_path, caplog):
+def test_style_without_carto_files_uses_placeholders_and_says_so(tmp_path, caplog, monkeypatch):
+    monkeypatch.delenv("CARTOQA_CARTO_FILES", raising=False)  # the setting would supply them
     caplog.set_level(logging.WARNING)
     st = prepare_style(carto_files=None, cache=tmp_path, allow_download=False)
     assert not st.complete and len(st.placeholders) == 13
