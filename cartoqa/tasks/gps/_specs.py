@@ -37,7 +37,7 @@ DESCRIPTIONS = {
     "bounding_box_full": "variant: the bounds, centre, centroid and diagonal of 3-8 cities",
     "route_geometry_indices": "variant: the indices Ramer-Douglas-Peucker keeps, written out",
     "relative_position_pure_8": "variant: the eight compass points between coordinates",
-    "format_conversion_lenient": "variant: format conversion, right to half the last written unit",
+    "format_conversion_lenient": "variant: format conversion, within 0.05 arcsec or 0.0001 deg",
     "relative_position_pure_latlon": (
         "variant: north, south, east or west by the larger latitude or longitude difference"
     ),
