@@ -56,7 +56,7 @@ def audit(
     not be read (the others are written), 2 for bad options, an unknown sample or
     task, a dataset that cannot be read or an OUT that cannot be written.
     """
-    from cartoqa.records import TASK_TRUTH_KINDS
+    from cartoqa.records import declared_tasks
     from cartoqa.stores import ensure_writable_folder, load_dataset
 
     if sample and n is not None:
@@ -71,11 +71,11 @@ def audit(
     wanted: set[str] | None = None
     if tasks is not None:
         wanted = {t.strip() for t in tasks.split(",") if t.strip()}
-        unknown = sorted(wanted - set(TASK_TRUTH_KINDS))
+        known = declared_tasks()
+        unknown = sorted(wanted - set(known))
         if unknown:
             raise _fail(
-                f"--tasks {', '.join(unknown)}: no such task; known tasks: "
-                f"{', '.join(sorted(TASK_TRUTH_KINDS))}"
+                f"--tasks {', '.join(unknown)}: no such task; known tasks: {', '.join(known)}"
             )
         absent = sorted(wanted - set(present))
         if absent:

@@ -1,4 +1,4 @@
-"""Typed records: samples, ground truths, run records, and the task registry."""
+"""Typed records: samples, ground truths, run records, and the task names the schema knows."""
 
 from .runs import RUN_SCHEMA_VERSION, RunRecord
 from .samples import (
@@ -11,7 +11,7 @@ from .samples import (
     Split,
 )
 from .scores import SCORE_SCHEMA_VERSION, SampleScore
-from .tasks import TASK_TRUTH_KINDS, declare_truth_kinds, register_task, truth_kinds_for
+from .tasks import declare_truth_kinds, declared_tasks, load_task_modules, truth_kinds_for
 from .truths import (
     TRUTHS,
     BooleanTruth,
@@ -43,7 +43,6 @@ __all__ = [
     "RUN_SCHEMA_VERSION",
     "SAMPLE_SCHEMA_VERSION",
     "SCORE_SCHEMA_VERSION",
-    "TASK_TRUTH_KINDS",
     "TRUTHS",
     "BooleanTruth",
     "ChoiceTruth",
@@ -74,7 +73,8 @@ __all__ = [
     "Tolerance",
     "ValuesTruth",
     "declare_truth_kinds",
+    "declared_tasks",
+    "load_task_modules",
     "number_text",
-    "register_task",
     "truth_kinds_for",
 ]

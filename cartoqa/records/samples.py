@@ -7,7 +7,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from .tasks import TASK_TRUTH_KINDS, truth_kinds_for
+from .tasks import declared_tasks, truth_kinds_for
 from .truths import GroundTruth
 
 __all__ = ["SAMPLE_SCHEMA_VERSION", "Metadata", "Prompt", "Provenance", "Sample", "Split"]
@@ -108,7 +108,7 @@ class Sample(BaseModel):
     id: str = Field(min_length=1, pattern=r"^[A-Za-z0-9._:-]+$")
     """Unique within a dataset; letters, digits and . _ : - only (it names files)."""
     task: str
-    """Task name, one of ``cartoqa.records.TASK_TRUTH_KINDS``."""
+    """Task name: a registered task's (``cartoqa.records.declared_tasks()``)."""
     split: Split = "test"
     """train, dev or test."""
     prompt: Prompt
@@ -135,8 +135,9 @@ class Sample(BaseModel):
         kinds = truth_kinds_for(self.task)
         if kinds is None:
             raise ValueError(
-                f"unknown task {self.task!r}; known tasks: {', '.join(sorted(TASK_TRUTH_KINDS))} "
-                "(declare a new one with cartoqa.records.register_task)"
+                f"unknown task {self.task!r}; known tasks: {', '.join(declared_tasks())} "
+                "(a task of a plug-in needs its distribution installed: see 'Adding a task' "
+                "in the docs)"
             )
         if self.ground_truth.kind not in kinds:
             raise ValueError(

@@ -8,17 +8,19 @@ to know about a task, so none of them names a task:
     score = spec.score(sample, response)          # a SampleScore
     table = spec.table(samples, scores)           # group -> metric -> value
 
-The built-in tasks register themselves in their own modules
-(``cartoqa.tasks.navigation``, ``cartoqa.tasks.gps``); ``get_task`` imports
-those on first use.  A task defined elsewhere (a plug-in, a test) calls
+The modules that register tasks are found through the entry-point group
+``cartoqa.tasks`` (``cartoqa.records.tasks.load_task_modules``): cartoqa's own
+(``cartoqa.tasks.navigation``, ``.gps``, ``.poi``, ``.mfs``) are declared in
+its ``pyproject.toml``, and a distribution installed beside cartoqa adds its
+own the same way (the docs' "Adding a task").  ``get_task`` and
+``registered_tasks`` load the group on first use, whatever was imported
+before.  A task defined in a program or a test may also call
 ``register_task`` with its spec.
 """
 
 from __future__ import annotations
 
-import importlib
 import re
-import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -26,7 +28,9 @@ from typing import Any, Literal
 from cartoqa.errors import CartoqaError
 from cartoqa.records import Sample
 from cartoqa.records.scores import SampleScore
-from cartoqa.records.tasks import declare_truth_kinds
+from cartoqa.records.tasks import declare_truth_kinds, load_task_modules
+
+from .templates import bring_templates, brought_templates, package_keys, parse_template
 
 __all__ = [
     "Reduce",
@@ -46,14 +50,6 @@ Reduce = Callable[[Sequence[tuple[Sample, SampleScore]]], dict[str, float]]
 """Scored samples -> metric name -> value."""
 Table = dict[str, dict[str, float]]
 """group ("all", "zoom=18", ...) -> metric -> value."""
-
-#: the modules that register the built-in tasks
-BUILTIN_MODULES = (
-    "cartoqa.tasks.navigation",
-    "cartoqa.tasks.gps",
-    "cartoqa.tasks.poi",
-    "cartoqa.tasks.mfs",
-)
 
 
 def grouped_table(
@@ -150,6 +146,10 @@ class TaskSpec:
     headline: str = ""
     """The metric a report sums the task up by (with its interval); "": the first of
     ``metrics``."""
+    sources: tuple[str, ...] = ()
+    """Where the task's data come from besides its family's common source, one credit line
+    each (GPS tasks: GeoNames cities15000 is the common one; place association adds
+    cities1000's provinces): they join the dataset's provenance and attribution."""
     version: str = "1"
     """The scorer's version: bump when the scorer's arithmetic changes (stored scores made
     by another version are then computed afresh)."""
@@ -167,10 +167,6 @@ class TaskSpec:
 
 
 _REGISTRY: dict[str, TaskSpec] = {}
-_loaded = False
-#: held while the built-in modules load: a lookup from another thread (the runner's
-#: workers) waits for them all instead of seeing a half-filled registry
-_LOADING = threading.RLock()
 
 
 def register_task(spec: TaskSpec, *, replace: bool = False) -> TaskSpec:
@@ -184,14 +180,13 @@ def register_task(spec: TaskSpec, *, replace: bool = False) -> TaskSpec:
     _check_templates(spec)
     _REGISTRY[spec.name] = spec
     declare_truth_kinds(spec.name, spec.truth_kinds)
+    bring_templates(spec.name, spec.templates)
     return spec
 
 
 def _check_templates(spec: TaskSpec) -> None:
     """A spec's own templates: keys under its family, format strings, no key of the
     package's or of another task's."""
-    from .templates import package_keys, parse_template
-
     others = {k for s in _REGISTRY.values() if s.name != spec.name for k in s.templates}
     for key, template in spec.templates.items():
         if not re.fullmatch(rf"{re.escape(spec.family)}(\.[A-Za-z0-9_]+)+", key):
@@ -207,33 +202,22 @@ def _check_templates(spec: TaskSpec) -> None:
         parse_template(key, template)
 
 
-def _load_builtins() -> None:
-    global _loaded
-    with _LOADING:
-        if not _loaded:
-            _loaded = True  # first: the modules' own lookups must not load them again
-            try:
-                for module in BUILTIN_MODULES:
-                    importlib.import_module(module)
-            except BaseException:
-                _loaded = False  # so that a later call tries again
-                raise
-
-
 def get_task(name: str) -> TaskSpec | None:
-    """The spec of a registered task, or None."""
+    """The spec of a registered task, or None (the entry-point group ``cartoqa.tasks`` is
+    loaded first where the name is not registered yet)."""
     if name not in _REGISTRY:
-        _load_builtins()
+        load_task_modules()
     return _REGISTRY.get(name)
 
 
 def task_templates() -> dict[str, str]:
-    """The prompt templates registered tasks bring with them (``TaskSpec.templates``), as
-    registered so far (the built-in tasks bring none: theirs are package data)."""
-    return {k: v for spec in _REGISTRY.values() for k, v in spec.templates.items()}
+    """The prompt templates registered tasks bring with them (``TaskSpec.templates``; the
+    built-in tasks bring none: theirs are package data)."""
+    return brought_templates()
 
 
 def registered_tasks() -> dict[str, TaskSpec]:
-    """Every registered task, by name, in registration order."""
-    _load_builtins()
+    """Every registered task, by name, in registration order (cartoqa's own tasks first,
+    then the plug-ins')."""
+    load_task_modules()
     return dict(_REGISTRY)

@@ -23,14 +23,24 @@ import hashlib
 import json
 import string
 import tomllib
+from collections.abc import Mapping
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from cartoqa.errors import CartoqaError
+from cartoqa.records.tasks import load_task_modules
 
-__all__ = ["PromptSet", "default_prompts", "load_prompts", "package_keys", "parse_template"]
+__all__ = [
+    "PromptSet",
+    "bring_templates",
+    "brought_templates",
+    "default_prompts",
+    "load_prompts",
+    "package_keys",
+    "parse_template",
+]
 
 
 class PromptSet:
@@ -156,11 +166,26 @@ def _default(templates: tuple[tuple[str, str], ...]) -> PromptSet:
     return PromptSet(dict(templates), "cartoqa")
 
 
-def _ours() -> dict[str, str]:
-    from .spec import task_templates
+#: task name -> the templates its spec brings (``TaskSpec.templates``), as registered
+_BROUGHT: dict[str, dict[str, str]] = {}
 
+
+def bring_templates(task: str, templates: Mapping[str, str]) -> None:
+    """Record the templates a task's spec brings (``cartoqa.tasks.spec.register_task`` calls
+    it); a second call for the same task replaces the first."""
+    _BROUGHT[task] = dict(templates)
+
+
+def brought_templates() -> dict[str, str]:
+    """The templates registered tasks bring, every module of the entry-point group
+    ``cartoqa.tasks`` loaded first (so a plug-in's are there whatever was imported)."""
+    load_task_modules()
+    return {k: v for brought in _BROUGHT.values() for k, v in brought.items()}
+
+
+def _ours() -> dict[str, str]:
     package = dict(_package_templates())
-    brought = task_templates()
+    brought = brought_templates()
     clash = sorted(set(package) & set(brought))
     if clash:
         raise CartoqaError(

@@ -14,7 +14,7 @@ from cartoqa.records import (
     RouteTruth,
     RunRecord,
     Sample,
-    register_task,
+    declare_truth_kinds,
 )
 from cartoqa.records import truths as truth_module
 
@@ -56,9 +56,9 @@ def test_task_must_accept_the_truth_kind():
 
 
 def test_unknown_task_is_refused_with_the_fix():
-    with pytest.raises(ValidationError, match="unknown task 'distanse'.*register_task"):
+    with pytest.raises(ValidationError, match="unknown task 'distanse'.*Adding a task"):
         make(task="distanse")
-    register_task("my_task", {"number"})
+    declare_truth_kinds("my_task", {"number"})
     assert make(task="my_task").task == "my_task"
 
 
