@@ -23,8 +23,13 @@ the numbers ``cartoqa score`` prints for the same answers: the overall row by me
 ("SR2", "mape"), the breakdowns as "GROUP/METRIC" ("zoom=18/SR2").  Tasks whose scorer
 gives a verdict also get inspect's ``accuracy`` and ``stderr``.
 
-The module needs cartoqa and inspect_ai installed where it runs (never this folder's
-parent); exporting needs neither inspect_ai nor anything else beyond cartoqa.
+The dataset, the scorer and the metric live in ``cartoqa.exports.inspect_runtime``, not in
+the exported module, so that the folder holds no copy of cartoqa's logic: the module
+imports them, and holds only what is particular to the export (the dataset's name, the
+cartoqa that exported it, the hash of samples.jsonl, the credits, one ``@task`` per task,
+which inspect finds by name).  It therefore needs cartoqa and inspect_ai installed where it
+runs (never this folder's parent); exporting needs neither inspect_ai nor anything else
+beyond cartoqa.
 
 The export is written into a hidden sibling folder (``.OUT.staging-PID``) and renamed into
 place at the end: an earlier export at OUT stays whole until the new one is complete, and a
@@ -45,6 +50,7 @@ from typing import Any
 from cartoqa import __version__
 from cartoqa.errors import DatasetError
 from cartoqa.exports import folder
+from cartoqa.exports.inspect_runtime import SAMPLES_FILE  # the samples, one JSON object a line
 from cartoqa.models.baselines import oracle_answer
 from cartoqa.records import OSM_ATTRIBUTION, Sample
 from cartoqa.stores import Dataset
@@ -61,8 +67,6 @@ __all__ = [
 
 #: the inspect_ai task module
 MODULE_FILE = "cartoqa_tasks.py"
-#: the samples, one JSON object a line
-SAMPLES_FILE = "samples.jsonl"
 #: the maps, copied from the dataset
 IMAGES_DIR = "images"
 #: how to run it
@@ -264,7 +268,8 @@ inspect reports the numbers `cartoqa score` prints for the same answers.
 
 It needs inspect_ai and cartoqa (cartoqa {__version__}, which exported it, from its checkout:
 `pip install -e /path/to/cartoqa`) installed where it runs, and nothing else outside this
-folder:
+folder. `cartoqa_tasks.py` names the tasks; their dataset, scorer and metrics are cartoqa's
+(`cartoqa.exports.inspect_runtime`), which it imports:
 
 ```
 pip install inspect-ai
@@ -352,24 +357,17 @@ Map data © OpenStreetMap contributors.  Exported by cartoqa {version}; see READ
     inspect eval cartoqa_tasks.py@{first} --model openai/gpt-4o
 
 Written by ``cartoqa export --to inspect``: export again rather than edit it (the module
-checks that samples.jsonl is the one it was written with).
+checks that samples.jsonl is the one it was written with).  It holds only what is
+particular to the export: the tasks' dataset, scorer and metrics are cartoqa's
+(``cartoqa.exports.inspect_runtime``), so cartoqa must be installed where inspect runs.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
-import math
-import warnings
-from functools import cache
 from pathlib import Path
-from typing import Any
 
 try:
-    import cartoqa
-    from cartoqa.records import Sample as CartoqaSample
-    from cartoqa.records import SampleScore as CartoqaScore
-    from cartoqa.scoring import score_sample, tables_from_scores
+    from cartoqa.exports.inspect_runtime import InspectExport
 except ImportError as exc:  # pragma: no cover - depends on the environment
     raise ImportError(
         "these tasks are scored by cartoqa, which is not installed here: install cartoqa "
@@ -377,186 +375,25 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
     ) from exc
 
 from inspect_ai import Task, task
-from inspect_ai.dataset import MemoryDataset, Sample
-from inspect_ai.model import (
-    ChatMessage,
-    ChatMessageSystem,
-    ChatMessageUser,
-    Content,
-    ContentImage,
-    ContentText,
-)
-from inspect_ai.scorer import (
-    CORRECT,
-    INCORRECT,
-    NOANSWER,
-    Metric,
-    SampleScore,
-    Score,
-    Scorer,
-    Target,
-    Value,
-    accuracy,
-    metric,
-    scorer,
-    stderr,
-)
-from inspect_ai.solver import TaskState, generate
 
-HERE = Path(__file__).resolve().parent
-SAMPLES = HERE / "samples.jsonl"
-DATASET = {dataset}
-EXPORTED_BY = {exported_by}
-SAMPLES_SHA256 = {samples_sha256}
-#: the credits the data requires, in every log's task metadata
-ATTRIBUTION = {attribution}
-#: task -> whether its scorer gives a verdict (right or wrong), and its samples by split
-TASKS: dict[str, dict[str, Any]] = {{
+EXPORT = InspectExport(
+    folder=Path(__file__).resolve().parent,
+    dataset={dataset},
+    exported_by={exported_by},
+    samples_sha256={samples_sha256},
+    # the credits the data requires, in every log's task metadata
+    attribution={attribution},
+    # task -> whether its scorer gives a verdict (right or wrong), and its samples by split
+    tasks={{
 {tasks}
-}}
-'''
-
-_MODULE_BODY = '''
-
-if cartoqa.__version__ != EXPORTED_BY:
-    warnings.warn(
-        f"these tasks were exported by cartoqa {{EXPORTED_BY}} and are scored by the installed "
-        f"cartoqa {{cartoqa.__version__}}; a scorer that changed between the two gives other "
-        "numbers (export the dataset again with this cartoqa to be sure)",
-        stacklevel=1,
-    )
-
-
-@cache
-def _lines() -> tuple[dict[str, Any], ...]:
-    """The exported samples, checked against the hash the module was written with."""
-    data = SAMPLES.read_bytes()
-    if hashlib.sha256(data).hexdigest() != SAMPLES_SHA256:
-        raise RuntimeError(
-            f"{{SAMPLES}} is not the file these tasks were exported with (it was changed "
-            "since); export the dataset again with 'cartoqa export --to inspect'"
-        )
-    return tuple(json.loads(line) for line in data.decode("utf-8").splitlines() if line)
-
-
-@cache
-def _positions() -> dict[str, int]:
-    """Sample id -> its place in the dataset: the metrics reduce in the dataset's order,
-    as cartoqa does."""
-    return {{line["id"]: i for i, line in enumerate(_lines())}}
-
-
-def _inspect_sample(line: dict[str, Any]) -> Sample:
-    content: list[Content] = [ContentImage(image=str(HERE / p)) for p in line["images"]]
-    content.append(ContentText(text=line["question"]))
-    messages: list[ChatMessage] = []
-    if line["system"] is not None:
-        messages.append(ChatMessageSystem(content=line["system"]))
-    messages.append(ChatMessageUser(content=content))
-    metadata = dict(line["metadata"])
-    metadata["cartoqa_sample"] = json.dumps(line["sample"], ensure_ascii=False)
-    return Sample(id=line["id"], input=messages, target=line["target"], metadata=metadata)
-
-
-def _cartoqa_sample(metadata: dict[str, Any] | None) -> CartoqaSample:
-    if not metadata or "cartoqa_sample" not in metadata:
-        raise ValueError(
-            "the sample has no cartoqa_sample metadata: these tasks score only samples "
-            "from their own samples.jsonl"
-        )
-    return CartoqaSample.model_validate_json(metadata["cartoqa_sample"])
-
-
-@scorer(metrics=[])
-def cartoqa_scorer() -> Scorer:
-    """The answer scored by cartoqa's scorer of its task (``cartoqa.scoring.score_sample``)."""
-
-    async def score(state: TaskState, target: Target) -> Score:
-        sample = _cartoqa_sample(state.metadata)
-        response = state.output.completion if state.output.choices else None
-        result = score_sample(sample, response)
-        if result.correct is None:
-            value = NOANSWER
-        else:
-            value = CORRECT if result.correct else INCORRECT
-        metadata: dict[str, Any] = dict(result.values)
-        metadata["cartoqa_score"] = result.model_dump(mode="json")
-        return Score(value=value, answer=result.parsed, explanation=result.why, metadata=metadata)
-
-    return score
-
-
-@metric(scores="unreduced")
-def cartoqa_metrics(task: str) -> Metric:
-    """The task's metrics as ``cartoqa score`` computes them: the overall row by name, each
-    breakdown row as "GROUP/METRIC"."""
-
-    def compute(scores: list[SampleScore]) -> Value:
-        positions = _positions()
-        rows = []
-        for s in scores:
-            if s.score.metadata is None or "cartoqa_score" not in s.score.metadata:
-                raise ValueError(
-                    f"sample {{s.sample_id}} was not scored by cartoqa_scorer; "
-                    "cartoqa_metrics reduces only its scores"
-                )
-            sample = _cartoqa_sample(s.sample_metadata)
-            rows.append(
-                (
-                    positions.get(sample.id, len(positions)),
-                    sample,
-                    CartoqaScore.model_validate(s.score.metadata["cartoqa_score"]),
-                )
-            )
-        rows.sort(key=lambda row: row[0])
-        table = tables_from_scores({{task: [(r[1], r[2]) for r in rows]}}, [], {{}}).get(task, {{}})
-        flat: dict[str, float | int] = {{}}
-        for group, values in table.items():
-            for name, number in values.items():
-                # no number (NaN: r2 of one sample) is left out: inspect's metrics
-                # are numbers, and its logs would write NaN, which strict JSON refuses
-                if number is None or (isinstance(number, float) and not math.isfinite(number)):
-                    continue
-                flat[name if group == "all" else f"{{group}}/{{name}}"] = number
-        return flat
-
-    return compute
-
-
-def cartoqa_task(name: str, split: str | None = None) -> Task:
-    """The inspect task of one cartoqa task (``split``: only its samples of that split)."""
-    info = TASKS[name]
-    lines = [line for line in _lines() if line["task"] == name]
-    if split is not None:
-        lines = [line for line in lines if line["split"] == split]
-        if not lines:
-            raise ValueError(
-                f"task {{name}} has no {{split!r}} samples; its splits: "
-                + ", ".join(sorted(info["splits"]))
-            )
-    metrics: list[Metric] = [cartoqa_metrics(name)]
-    if info["verdict"]:
-        metrics = [accuracy(), stderr(), *metrics]
-    return Task(
-        dataset=MemoryDataset(
-            [_inspect_sample(line) for line in lines],
-            name=f"cartoqa-{{DATASET}}-{{name}}",
-            location=str(SAMPLES),
-        ),
-        solver=generate(),
-        scorer=cartoqa_scorer(),
-        metrics=metrics,
-        metadata={{
-            "cartoqa": cartoqa.__version__,
-            "dataset": DATASET,
-            "task": name,
-            "attribution": ATTRIBUTION,
-        }},
-    )
-
+    }},
+)
+#: the inspect task of one cartoqa task, ``split`` (None: all) of its samples
+cartoqa_task = EXPORT.task
 '''
 
 _MODULE_TASK = '''
+
 @task(name="{name}")
 def {function}(split: str | None = None) -> Task:
     """cartoqa's {name} task ({samples} {noun})."""
@@ -567,7 +404,7 @@ def {function}(split: str | None = None) -> Task:
 def _module(dataset: Dataset, tasks: Sequence[_TaskInfo], samples_sha256: str) -> str:
     # json.dumps writes Python literals here: ASCII strings, and the dicts' keys are strings
     table = "\n".join(
-        f"    {json.dumps(t.name)}: "
+        f"        {json.dumps(t.name)}: "
         f'{{"verdict": {t.verdict}, "splits": {json.dumps(t.splits, sort_keys=True)}}},'
         for t in tasks
     )
@@ -581,7 +418,6 @@ def _module(dataset: Dataset, tasks: Sequence[_TaskInfo], samples_sha256: str) -
         attribution=json.dumps(_credits(dataset)),
         tasks=table,
     )
-    body = _MODULE_BODY.format()
     parts = [
         _MODULE_TASK.format(
             name=t.name,  # letters, digits and underscores (TaskSpec): a literal as it is
@@ -591,4 +427,4 @@ def _module(dataset: Dataset, tasks: Sequence[_TaskInfo], samples_sha256: str) -
         )
         for t in tasks
     ]
-    return head + body + "\n".join(parts)
+    return head + "".join(parts)

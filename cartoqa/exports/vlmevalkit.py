@@ -6,7 +6,9 @@ questions and scores the answers with cartoqa's scorers, and a README.
 
     OUT/CartoQA_<task>.tsv   one benchmark per task (the name VLMEvalKit is given, without
                              ".tsv")
-    OUT/cartoqa_vlmeval.py   the dataset class (``CartoQADataset``) for the open-ended tasks
+    OUT/cartoqa_vlmeval.py   the dataset class (``CartoQADataset``) for the open-ended tasks:
+                             the export's benchmarks on the class of
+                             ``cartoqa.exports.vlmevalkit_runtime``, which it imports
     OUT/README.md            how to use them, with the data's attribution
     OUT/cartoqa-export.json  what made the export, with each file's SHA-256 (marks the
                              folder as an export)
@@ -26,6 +28,12 @@ and ``cartoqa_sample`` (the whole sample as JSON, which the class scores).
 Strings are written quoted (``csv.QUOTE_NONNUMERIC``), so a tab, a newline or a carriage
 return inside a question survives pandas' ``read_csv(sep="\\t")``; the class reads every
 cell as text (``keep_default_na=False``), so an answer of "NA" stays "NA".
+
+The class and its scoring live in ``cartoqa.exports.vlmevalkit_runtime``, not in the
+exported ``cartoqa_vlmeval.py``, so that the folder holds no copy of cartoqa's logic: the
+file imports them, and holds only what is particular to the export (its benchmarks and
+their tasks, each task's headline metric, the credits, what was exported).  VLMEvalKit
+therefore needs cartoqa installed next to it.
 
 The export is written into a hidden sibling folder (``.OUT.staging-PID``) and renamed into
 place at the end, as ``DatasetWriter`` does: an earlier export at OUT stays whole until the
@@ -406,7 +414,9 @@ def _readme(dataset: Dataset, tables: Sequence[_Table], stats: dict[str, dict[st
         "",
         "1. Put the TSVs where VLMEvalKit reads its data, `$LMUData` (`~/LMUData` when the "
         'variable is unset): `cp CartoQA_*.tsv "$LMUData"/`.',
-        "2. Install cartoqa in VLMEvalKit's environment (the class scores with it).",
+        "2. Install cartoqa in VLMEvalKit's environment: the class is cartoqa's "
+        "(`cartoqa.exports.vlmevalkit_runtime`; `cartoqa_vlmeval.py` imports it and names "
+        "this export's benchmarks), and it scores with cartoqa's scorers.",
         "3. Register the class: copy `cartoqa_vlmeval.py` into `VLMEvalKit/vlmeval/dataset/`, "
         "and in `vlmeval/dataset/__init__.py` add `from .cartoqa_vlmeval import "
         "CartoQADataset` and put `CartoQADataset` in the `IMAGE_DATASET` list.",
@@ -540,30 +550,27 @@ Map data © OpenStreetMap contributors (https://www.openstreetmap.org/copyright)
 
 ``CartoQADataset(NAME)`` reads ``$LMUData/NAME.tsv`` (NAME: "CartoQA_<task>"), asks each
 question as cartoqa words it, with its map as a PNG, and scores the model's predictions
-with cartoqa's own scorer (cartoqa must be installed beside VLMEvalKit).  Inside
-VLMEvalKit it derives from ``ImageBaseDataset``; where vlmeval cannot be imported it
-derives from ``object`` and still loads, prompts and scores.  ``score_predictions(FILE)``
-scores a predictions file with no TSV at hand (any task of the export, multiple choice
-included).  README.md beside this file says how to register the class.
+with cartoqa's own scorer.  ``score_predictions(FILE)`` scores a predictions file with no
+TSV at hand (any task of the export, multiple choice included).  README.md beside this
+file says how to register the class.
+
+This file holds only what is particular to the export: the class and its scoring are
+cartoqa's (``cartoqa.exports.vlmevalkit_runtime``), so cartoqa must be installed beside
+VLMEvalKit.
 """
 
 from __future__ import annotations
 
-import base64
-import hashlib
-import json
-import math
-import os
-import re
-import warnings
-from typing import Any, ClassVar
+try:
+    from cartoqa.exports.vlmevalkit_runtime import BenchmarkDataset, Benchmarks, read_table
+except ImportError as exc:  # pragma: no cover - depends on the environment
+    raise ImportError(
+        "this dataset class asks and scores with cartoqa, which is not installed here: "
+        "install cartoqa @VERSION@, which exported it (pip install -e /path/to/cartoqa), "
+        "in VLMEvalKit's environment"
+    ) from exc
 
-import pandas as pd
-
-try:  # within VLMEvalKit
-    from vlmeval.dataset.image_base import ImageBaseDataset as _Base
-except ImportError:  # without it: the same class on a plain base
-    _Base = object
+__all__ = ["CartoQADataset", "read_table", "score_predictions"]
 
 #: benchmark name (the TSV's stem) -> cartoqa task, for every TSV of the export
 TSV_TASKS: dict[str, str] = @TSV_TASKS@
@@ -576,295 +583,18 @@ HEADLINES: dict[str, str] = @HEADLINES@
 ATTRIBUTION: tuple[str, ...] = @ATTRIBUTION@
 #: the cartoqa dataset exported
 EXPORT: dict[str, str] = @EXPORT@
+#: all of the above, as the class reads them
+BENCHMARKS = Benchmarks(TSV_TASKS, OPEN_ENDED, HEADLINES, ATTRIBUTION, EXPORT)
 #: the benchmark a bare ``CartoQADataset()`` reads
-DEFAULT = (OPEN_ENDED or tuple(TSV_TASKS))[0]
-#: an ``image`` value this long or shorter names the ``index`` of the row holding the image
-REFERENCE_CHARS = 64
-#: the most characters Excel keeps in a cell (VLMEvalKit's .xlsx predictions cut longer ones)
-EXCEL_CELL_CHARS = 32767
+DEFAULT = BENCHMARKS.default
 
 
-def lmudata_root() -> str:
-    """VLMEvalKit's data folder: $LMUData where that folder exists, else ~/LMUData."""
-    root = os.environ.get("LMUData")  # noqa: SIM112 (VLMEvalKit's name)
-    if root and os.path.isdir(root):
-        return root
-    root = os.path.join(os.path.expanduser("~"), "LMUData")
-    os.makedirs(root, exist_ok=True)
-    return root
-
-
-#: how Excel writers (XlsxWriter, which VLMEvalKit's .xlsx predictions are written with)
-#: store a control character that XML cannot hold: "\\x16" becomes "_x0016_"
-_EXCEL_ESCAPE = re.compile(r"_x00(0[0-8BCEFbcef]|1[0-9A-Fa-f])_")
-
-
-def unescape_excel(text: str) -> str:
-    """``text`` as it was before an Excel writer escaped its control characters (U+0000 to
-    U+001F but tab, newline and carriage return, which XML holds): "_x0016_" -> "\\x16".
-    (openpyxl, which pandas reads .xlsx with, undoes the escape of a literal "_x" but not
-    these; a literal "_x0016_" in an answer cannot be told from an escaped control
-    character: write predictions with PRED_FORMAT=tsv to keep every character.)"""
-    if not isinstance(text, str) or "_x" not in text:
-        return text
-    return _EXCEL_ESCAPE.sub(lambda m: chr(int(m.group(1), 16)), text)
-
-
-def read_table(path: str) -> pd.DataFrame:
-    """A TSV, CSV, Excel or JSON (records) file with every cell as the text written ("NA"
-    stays "NA", an empty cell is ""; in an Excel file, control characters as they were
-    before the writer escaped them: ``unescape_excel``)."""
-    suffix = os.path.splitext(str(path))[1].lower()
-    options: dict[str, Any] = {"dtype": str, "keep_default_na": False}
-    if suffix == ".tsv":
-        return pd.read_csv(path, sep="\\t", **options)
-    if suffix == ".csv":
-        return pd.read_csv(path, **options)
-    if suffix in (".xlsx", ".xls"):
-        frame = pd.read_excel(path, **options)
-        return frame.apply(lambda column: column.map(unescape_excel))
-    if suffix == ".json":  # VLMEvalKit's PRED_FORMAT=json: a list of records
-        with open(path, encoding="utf-8") as f:
-            records = json.load(f)
-        rows = [{k: "" if v is None else str(v) for k, v in r.items()} for r in records]
-        return pd.DataFrame(rows, dtype=str)
-    raise ValueError(
-        f"{path}: cannot read a {suffix or 'no-suffix'} file; give .tsv, .csv, .xlsx or .json"
-    )
-
-
-def resolve_images(frame: pd.DataFrame) -> pd.DataFrame:
-    """Replace each ``image`` that names another row's ``index`` by that row's image."""
-    if "image" not in frame:
-        return frame
-    keys = [str(x).strip() for x in frame["index"]]
-    held = dict(zip(keys, (str(x) for x in frame["image"]), strict=True))
-    images = []
-    for key in keys:
-        value = held[key]
-        if len(value) <= REFERENCE_CHARS:
-            value = held.get(value.strip(), "")
-            if len(value) <= REFERENCE_CHARS:
-                raise ValueError(
-                    f"row {key}: its image names row {held[key]!r}, which holds no image"
-                )
-        images.append(value)
-    frame = frame.copy()
-    frame["image"] = images
-    return frame
-
-
-def _clean(value: Any) -> Any:
-    """NaN and infinities as None, for strict JSON (JavaScript and jq refuse NaN)."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {k: _clean(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_clean(v) for v in value]
-    return value
-
-
-def _overall(table: dict[str, dict[str, float]], headline: str | None = None) -> dict[str, float]:
-    """A task's overall row ("all"); a task with one per unit (RLE: "all m", "all ft") gives
-    each metric of each, as "METRIC (all m)".  ``headline`` first (for each unit), so that
-    a summary that takes the first number takes the task's headline, not a sample count."""
-    if "all" in table:
-        row = dict(table["all"])
-    else:
-        row = {
-            f"{metric} ({group})": value
-            for group, values in table.items()
-            if group.startswith("all ")
-            for metric, value in values.items()
-        }
-    if headline is None:
-        return row
-    first = [k for k in row if k == headline or k.startswith(f"{headline} (all ")]
-    return {**{k: row[k] for k in first}, **{k: v for k, v in row.items() if k not in first}}
-
-
-def _task_headline(task: str) -> str | None:
-    """The headline of ``task``: the one recorded at export, else the installed spec's."""
-    for name, of in TSV_TASKS.items():
-        if of == task and name in HEADLINES:
-            return HEADLINES[name]
-    try:
-        from cartoqa.tasks.spec import get_task
-    except ImportError:
-        return None
-    spec = get_task(task)
-    return (spec.headline or spec.metrics[0]) if spec is not None else None
-
-
-def _sample(sample_id: str, texts: list[Any]) -> Any:
-    from cartoqa.records import Sample
-
-    for text in texts:
-        if not isinstance(text, str) or not text:
-            continue
-        try:
-            sample = Sample.model_validate_json(text)
-        except ValueError:
-            continue
-        if sample.id == sample_id:
-            return sample
-    raise ValueError(
-        f"sample {sample_id!r}: its cartoqa_sample is missing or not a whole sample (Excel "
-        "keeps at most 32,767 characters in a cell); evaluate through CartoQADataset, which "
-        "reads the TSV, or write the predictions as TSV"
-    )
-
-
-def score_predictions(
-    eval_file: str | list[str], data: pd.DataFrame | None = None
-) -> dict[str, Any]:
-    """Score predictions files (a TSV's columns and ``prediction``) with cartoqa.
-
-    Each row's sample is rebuilt from its ``cartoqa_sample`` (or, where that cell did not
-    survive, from the row of the same ``cartoqa_id`` in ``data``, the TSV), each
-    ``prediction`` scored by ``cartoqa.scoring.score_sample`` (an empty one as no answer),
-    each file's rows in ``index`` order.  Returns the overall row of each task's table of
-    ``cartoqa.scoring.score_run`` (metric -> value; "TASK: metric" where the files hold
-    several tasks) and writes the whole tables beside the (first) file
-    (``_cartoqa_score.json``), with GPSBench's track scores where the files hold more than
-    one task (give the files of every GPS task for the published track scores).
-    """
-    from cartoqa.scoring import score_run
-
-    files = [eval_file] if isinstance(eval_file, str | os.PathLike) else list(eval_file)
-    backup: dict[str, Any] = {}
-    if data is not None and "cartoqa_sample" in data:
-        ids = (str(x) for x in data["cartoqa_id"])
-        backup = dict(zip(ids, data["cartoqa_sample"], strict=True))
-    samples, responses, cut = [], {}, []
-    for path in files:
-        frame = read_table(path)
-        missing = [c for c in ("cartoqa_id", "prediction") if c not in frame]
-        if missing:
-            raise ValueError(
-                f"{path} has no {' or '.join(missing)} column; score the predictions file "
-                "VLMEvalKit wrote for a CartoQA benchmark (the TSV's columns and 'prediction')"
-            )
-        if "index" in frame:
-            frame = frame.assign(_order=[int(str(x)) for x in frame["index"]])
-            frame = frame.sort_values("_order", kind="stable")
-        cells = frame["cartoqa_sample"] if "cartoqa_sample" in frame else [""] * len(frame)
-        rows = zip(frame["cartoqa_id"], cells, frame["prediction"], strict=True)
-        for sid, cell, prediction in rows:
-            sid = str(sid)
-            if sid in responses:
-                raise ValueError(f"{path}: sample {sid!r} is predicted twice; keep one row")
-            samples.append(_sample(sid, [cell, backup.get(sid)]))
-            text = "" if prediction is None else str(prediction)
-            if len(text) == EXCEL_CELL_CHARS and str(path).lower().endswith((".xlsx", ".xls")):
-                cut.append(sid)
-            responses[sid] = text if text != "" else None
-    if not samples:
-        raise ValueError(f"{', '.join(map(str, files))}: no predictions to score")
-    if cut:
-        warnings.warn(
-            f"{len(cut)} predictions (first {cut[0]!r}) are {EXCEL_CELL_CHARS} characters long, "
-            "Excel's limit: they were probably cut when the file was written; run VLMEvalKit "
-            "with PRED_FORMAT=tsv (or json) to score them whole",
-            stacklevel=2,
-        )
-    tables = score_run(samples, responses)
-    tasks = [t for t in tables if t != "gps"]
-    if len(tasks) == 1:
-        tables.pop("gps", None)  # one task's track score is its own accuracy again
-    result: dict[str, Any] = {}
-    for task in tasks:
-        row = _overall(tables[task], _task_headline(task))
-        result.update(row if len(tasks) == 1 else {f"{task}: {k}": v for k, v in row.items()})
-    out = os.path.splitext(str(files[0]))[0] + "_cartoqa_score.json"
-    headlines = {t: h for t in tasks if (h := _task_headline(t)) is not None}
-    report = {
-        "attribution": list(ATTRIBUTION),
-        "export": EXPORT,
-        "headline": headlines,
-        "scores": _clean(tables),
-    }
-    text = json.dumps(report, indent=2, ensure_ascii=False, allow_nan=False)
-    tmp = f"{out}.{os.getpid()}.tmp"
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.write(text + "\\n")
-    os.replace(tmp, out)
-    return result
-
-
-class CartoQADataset(_Base):
+class CartoQADataset(BenchmarkDataset):
     """One CartoQA benchmark (a TSV of the export), asked and scored as cartoqa does."""
 
-    MODALITY = "IMAGE"
-    TYPE = "VQA"
-    DATASET_URL: ClassVar[dict[str, str]] = {n: "" for n in OPEN_ENDED}  # local: no fetch
-    DATASET_MD5: ClassVar[dict[str, str | None]] = {n: None for n in OPEN_ENDED}
-    #: VLMEvalKit then sends the question as written here, whatever the model's own prompts
-    force_use_dataset_prompt = True
+    BENCHMARKS = BENCHMARKS
 
-    def __init__(self, dataset: str = DEFAULT, skip_noimg: bool = False) -> None:
-        if _Base is not object:
-            super().__init__(dataset=dataset, skip_noimg=skip_noimg)
-        else:
-            self.dataset_name = dataset
-            self.img_root = os.path.join(lmudata_root(), "images", dataset)
-            self.data = self.load_data(dataset)
-        self.data = resolve_images(self.data)
-        self.task = TSV_TASKS.get(dataset)
-        #: the metric the benchmark is summed up by (its task spec's headline): the first
-        #: key of ``evaluate``'s result
-        self.headline = HEADLINES.get(dataset)
 
-    @classmethod
-    def supported_datasets(cls) -> list[str]:
-        return list(OPEN_ENDED)
-
-    def load_data(self, dataset: str) -> pd.DataFrame:
-        path = os.path.join(lmudata_root(), f"{dataset}.tsv")
-        if not os.path.isfile(path):
-            raise FileNotFoundError(
-                f"{path} is missing: copy {dataset}.tsv from the cartoqa export into "
-                "$LMUData (or point LMUData at the export folder)"
-            )
-        frame = read_table(path)
-        frame["index"] = [int(str(x)) for x in frame["index"]]
-        return frame
-
-    def __len__(self) -> int:
-        return len(self.data)
-
-    def dump_image(self, line: Any) -> list[str]:
-        """The row's image written as a PNG under ``img_root``, named by its SHA-256 (rows
-        showing one image share one file; a file never goes stale): [its path]."""
-        value = str(line["image"])
-        if len(value) <= REFERENCE_CHARS:
-            rows = self.data[[str(x) == value.strip() for x in self.data["index"]]]
-            value = str(rows["image"].iloc[0])
-        data = base64.b64decode(value)
-        os.makedirs(self.img_root, exist_ok=True)
-        path = os.path.join(self.img_root, hashlib.sha256(data).hexdigest()[:32] + ".png")
-        if not os.path.isfile(path):
-            tmp = f"{path}.{os.getpid()}.tmp"
-            with open(tmp, "wb") as f:
-                f.write(data)
-            os.replace(tmp, path)
-        return [path]
-
-    def build_prompt(self, line: Any) -> list[dict[str, str]]:
-        """[the map (where the task shows one), the question as cartoqa asks it]."""
-        if isinstance(line, int):
-            line = self.data.iloc[line]
-        msgs = []
-        image = line.get("image")
-        if isinstance(image, str) and image:
-            msgs += [{"type": "image", "value": p} for p in self.dump_image(line)]
-        msgs.append({"type": "text", "value": str(line["question"])})
-        return msgs
-
-    def evaluate(self, eval_file: str, **judge_kwargs: Any) -> dict[str, Any]:
-        """cartoqa's scores of a predictions file (``score_predictions``): the task's
-        overall row, its headline first (``HEADLINES``: a summary that takes the first
-        number takes it); no judge model is used, so ``judge_kwargs`` are ignored."""
-        return score_predictions(eval_file, getattr(self, "data", None))
+#: scores predictions files of the export's benchmarks (``Benchmarks.score_predictions``)
+score_predictions = BENCHMARKS.score_predictions
 '''

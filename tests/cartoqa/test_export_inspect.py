@@ -30,7 +30,9 @@ from inspect_ai.model import (  # noqa: E402
     ModelUsage,
 )
 
+from cartoqa import __version__  # noqa: E402
 from cartoqa.errors import CartoqaError  # noqa: E402
+from cartoqa.exports import inspect_runtime  # noqa: E402
 from cartoqa.exports.hf import export_hf  # noqa: E402
 from cartoqa.exports.inspect_ai import (  # noqa: E402
     EXPORT_MARKER,
@@ -316,7 +318,7 @@ def test_module_refuses_changed_samples(tmp_path: Path) -> None:
         module.cartoqa_task("distance", "dev")
     path = out / SAMPLES_FILE
     path.write_text(path.read_text("utf-8").replace("q-0000", "q-9999"), "utf-8")
-    module._lines.cache_clear()
+    inspect_runtime.exported_lines.cache_clear()  # read once a process
     with pytest.raises(RuntimeError, match="export the dataset again"):
         module.cartoqa_task("distance")
 
@@ -400,12 +402,14 @@ def test_map_task_through_an_openai_compatible_server_from_a_relative_path(
 
 
 def test_exporting_needs_no_inspect_ai(tmp_path: Path) -> None:
-    """Only running the export needs inspect_ai: the export itself never imports it."""
+    """Only running the export needs inspect_ai: the export itself never imports it, nor
+    does importing the runtime module the exported tasks use (issue 29)."""
     code = (
         "import sys; sys.modules['inspect_ai'] = None\n"
         "from pathlib import Path\n"
         "from tests.cartoqa.model_data import text_dataset\n"
         "from cartoqa.exports.inspect_ai import export_inspect\n"
+        "import cartoqa.exports.inspect_runtime\n"  # the runtime imports inspect_ai lazily
         f"ds = text_dataset(Path({str(tmp_path / 'ds')!r}), 2)\n"
         f"print(export_inspect(ds, Path({str(tmp_path / 'out')!r})))\n"
     )
@@ -415,3 +419,93 @@ def test_exporting_needs_no_inspect_ai(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stderr
     assert (tmp_path / "out" / MODULE_FILE).is_file()
+
+
+# -- the task module imports cartoqa's runtime (issue 29) ---------------------------------------
+
+
+def test_the_task_module_is_short_and_holds_no_logic(exported: dict[str, Any]) -> None:
+    """The exported module names its export's data and tasks; what they do is cartoqa's
+    (``cartoqa.exports.inspect_runtime``): a few lines a task, no function but the
+    ``@task`` ones, each a docstring and one call."""
+    out: Path = exported["out"]
+    text = (out / MODULE_FILE).read_text("utf-8")
+    tasks = {s.task for s in exported["ds"]}
+    assert len(text.splitlines()) <= 45 + 7 * len(tasks)
+    tree = ast.parse(text)
+    froms = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
+    assert "cartoqa.exports.inspect_runtime" in froms
+    functions = [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)]
+    assert len(functions) == len(tasks)
+    for f in functions:
+        [decorator] = f.decorator_list
+        assert isinstance(decorator, ast.Call) and isinstance(decorator.func, ast.Name)
+        assert decorator.func.id == "task"
+        assert len(f.body) == 2  # docstring, return
+    assert not [n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)]
+    assert "score_sample" not in text and "tables_from_scores" not in text
+
+
+def test_the_runtime_module_is_the_code_that_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A change in ``cartoqa.exports.inspect_runtime`` shows in what ``inspect eval`` of an
+    exported module reports: the module runs cartoqa's runtime, not a copy of it."""
+    ds = text_dataset(tmp_path / "ds", 3)
+    out = export_inspect(ds, tmp_path / "out")
+    answers = {s.id: oracle_answer(s) for s in ds}
+    real = inspect_runtime.tables_from_scores
+
+    def changed(*args: Any, **kwargs: Any) -> Any:
+        tables = real(*args, **kwargs)
+        for table in tables.values():
+            table["all"]["changed_in_the_runtime"] = 42.0
+        return tables
+
+    monkeypatch.setattr(inspect_runtime, "tables_from_scores", changed)
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    [log] = inspect_ai.eval(
+        f"{out / MODULE_FILE}@distance",
+        model="mockllm/model",
+        model_args={"custom_outputs": _replay(ds, answers, {})},
+        display="none",
+        log_dir=str(tmp_path / "logs"),
+    )
+    assert log.status == "success", log.error
+    table = _inspect_table(read_eval_log(log.location))
+    assert table["all"]["changed_in_the_runtime"] == 42.0
+    assert table["all"]["accuracy"] == 1.0  # and the real numbers beside it
+
+
+def test_the_task_module_names_the_fix_without_cartoqa(tmp_path: Path) -> None:
+    """Where cartoqa (its inspect runtime) cannot be imported, the exported module says to
+    install the cartoqa that exported it."""
+    out = export_inspect(text_dataset(tmp_path / "ds", 2), tmp_path / "out")
+    code = (
+        "import sys, runpy; sys.modules['cartoqa.exports.inspect_runtime'] = None\n"
+        f"runpy.run_path({str(out / MODULE_FILE)!r})\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode != 0
+    assert "ImportError: these tasks are scored by cartoqa" in done.stderr
+    assert f"install cartoqa {__version__}, which exported them" in done.stderr
+
+
+def test_the_task_module_warns_when_another_cartoqa_scores(tmp_path: Path) -> None:
+    """A module exported by another cartoqa than the installed one says so where it is
+    imported (the warning points at the module, not at cartoqa's runtime)."""
+    out = export_inspect(text_dataset(tmp_path / "ds", 2), tmp_path / "out")
+    path = out / MODULE_FILE
+    text = path.read_text("utf-8")
+    assert f'exported_by="{__version__}"' in text
+    path.write_text(text.replace(f'exported_by="{__version__}"', 'exported_by="0.0.1"'), "utf-8")
+    spec = importlib.util.spec_from_file_location("cartoqa_tasks_old", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    with pytest.warns(UserWarning, match="exported by cartoqa 0.0.1") as caught:
+        spec.loader.exec_module(module)
+    assert [Path(w.filename) for w in caught] == [path]
+    assert len(module.cartoqa_task("distance").dataset) == 2  # it still runs

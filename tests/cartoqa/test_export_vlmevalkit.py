@@ -4,11 +4,13 @@ and run as VLMEvalKit would: prompts built, a predictions file scored."""
 
 from __future__ import annotations
 
+import ast
 import base64
 import importlib.util
 import io
 import json
 import math
+import subprocess
 import sys
 from pathlib import Path
 
@@ -17,8 +19,10 @@ import pytest
 from PIL import Image
 from typer.testing import CliRunner
 
+from cartoqa import __version__
 from cartoqa.cli import app
 from cartoqa.errors import CartoqaError, DatasetError
+from cartoqa.exports import vlmevalkit_runtime
 from cartoqa.exports.vlmevalkit import (
     CLASS_FILE,
     EXPORT_MARKER,
@@ -248,8 +252,8 @@ def test_the_class_builds_vlmevalkit_messages(kinds, monkeypatch, tmp_path):
     ds, out, _ = kinds
     monkeypatch.setenv("LMUData", str(out))
     module = load_class_module(out)
-    if importlib.util.find_spec("vlmeval") is None:
-        assert module.CartoQADataset.__mro__[1] is object
+    if importlib.util.find_spec("vlmeval") is None:  # cartoqa's class on a plain base
+        assert module.CartoQADataset.__mro__[1:] == (vlmevalkit_runtime.BenchmarkDataset, object)
     assert "CartoQA_rle" in module.CartoQADataset.supported_datasets()
     assert "CartoQA_mfs" not in module.CartoQADataset.supported_datasets()  # VLMEvalKit's MCQ
     assert OSM_ATTRIBUTION in module.ATTRIBUTION
@@ -453,6 +457,82 @@ def test_score_report_is_strict_json(monkeypatch, tmp_path):
     text = (tmp_path / "rle_cartoqa_score.json").read_text(encoding="utf-8")
     report = json.loads(text, parse_constant=lambda c: pytest.fail(f"{c} in the report"))
     assert report["scores"]["rle"]["all ?"]["r2"] is None
+
+
+# -- the class file imports cartoqa's runtime (issue 29) ----------------------------------------
+
+
+def test_the_class_file_is_short_and_holds_no_logic(kinds):
+    """The exported file names its export's benchmarks; the class and its scoring are
+    cartoqa's (``cartoqa.exports.vlmevalkit_runtime``): a line or three a benchmark, no
+    function, a class that only carries the benchmarks."""
+    _ds, out, written = kinds
+    text = (out / CLASS_FILE).read_text(encoding="utf-8")
+    tsvs = [p for p in written if p.suffix == ".tsv"]
+    assert len(text.splitlines()) <= 70 + 3 * len(tsvs)  # one line a benchmark in each table
+    tree = ast.parse(text)
+    froms = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
+    assert "cartoqa.exports.vlmevalkit_runtime" in froms
+    assert not [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef | ast.Lambda)]
+    [cls] = [n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)]
+    assert cls.name == "CartoQADataset" and len(cls.body) == 2  # docstring, BENCHMARKS
+    assert "score_run" not in text and "read_csv" not in text
+
+
+def test_the_runtime_module_is_the_code_that_runs(runs, monkeypatch, tmp_path):
+    """A change in ``cartoqa.exports.vlmevalkit_runtime`` shows in what the exported class
+    returns: the class file runs cartoqa's runtime, not a copy of it."""
+    _ds, tmp, answers = runs
+    monkeypatch.setenv("LMUData", str(tmp / "out"))
+    module = load_class_module(tmp / "out")
+    # the class VLMEvalKit sees: cartoqa's, with the export's open-ended benchmarks
+    assert dict.fromkeys(module.OPEN_ENDED, "") == module.CartoQADataset.DATASET_URL
+    assert dict.fromkeys(module.OPEN_ENDED) == module.CartoQADataset.DATASET_MD5
+    assert module.CartoQADataset().dataset_name == module.DEFAULT == module.OPEN_ENDED[0]
+    obj = module.CartoQADataset("CartoQA_srn")
+    pred = predictions_file(obj, answers["oracle"], tmp_path / "srn.tsv")
+    real = vlmevalkit_runtime._overall
+
+    def changed(*args, **kwargs):
+        return {"changed_in_the_runtime": 42.0, **real(*args, **kwargs)}
+
+    monkeypatch.setattr(vlmevalkit_runtime, "_overall", changed)
+    got = obj.evaluate(str(pred))
+    assert got["changed_in_the_runtime"] == 42.0 and got["SR2"] == 1.0
+    assert module.score_predictions(str(pred))["changed_in_the_runtime"] == 42.0
+
+
+def test_the_class_file_names_the_fix_without_cartoqa(kinds, tmp_path):
+    """Where cartoqa (its VLMEvalKit runtime) cannot be imported, the class file says to
+    install the cartoqa that exported it."""
+    _ds, out, _ = kinds
+    code = (
+        "import sys, runpy; sys.modules['cartoqa.exports.vlmevalkit_runtime'] = None\n"
+        f"runpy.run_path({str(out / CLASS_FILE)!r})\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode != 0
+    assert "ImportError: this dataset class asks and scores with cartoqa" in done.stderr
+    assert f"install cartoqa {__version__}, which exported it" in done.stderr
+
+
+def test_the_runtime_imports_without_vlmeval(tmp_path):
+    """The runtime module chooses its base where it is imported: without vlmeval it still
+    imports, on ``object`` (the export itself never imports the runtime)."""
+    code = (
+        "import sys; sys.modules['vlmeval'] = None\n"
+        "import cartoqa.exports.vlmevalkit as export\n"
+        "assert 'cartoqa.exports.vlmevalkit_runtime' not in sys.modules\n"
+        "from cartoqa.exports.vlmevalkit_runtime import BenchmarkDataset\n"
+        "assert BenchmarkDataset.__mro__[1:] == (object,)\n"
+    )
+    root = Path(__file__).resolve().parents[2]
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=root, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr
 
 
 # -- the README and the folder ------------------------------------------------------------------
