@@ -2,7 +2,7 @@
 VENV ?= .venv
 PY := $(VENV)/bin/python
 
-.PHONY: setup setup-test test demo lint typecheck bench clean
+.PHONY: setup setup-test test demo docs lint typecheck bench clean
 
 setup:            ## core install: Debian packages, npm assets, .venv
 	bash scripts/setup.sh main
@@ -15,6 +15,9 @@ test:             ## the README's test command
 
 demo:             ## the README's main job
 	bash scripts/demo.sh
+
+docs:             ## the documentation site, strict, into build/site (the docs extra)
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict
 
 lint:
 	$(VENV)/bin/ruff check . && $(VENV)/bin/ruff format --check .

@@ -6,7 +6,8 @@
 #   bash scripts/setup.sh test   the same plus every extra but `gpu`: local (torch, transformers),
 #                                symbols (open_clip), api (anthropic, google-genai), review (fastapi,
 #                                uvicorn: the review tool), export (pyarrow),
-#                                dev (pytest..., datasets),
+#                                dev (pytest..., datasets), docs (mkdocs-material, mkdocstrings:
+#                                the tests build the documentation site, strict),
 #                                and Tesseract (tesseract-ocr, tesseract-ocr-eng) for the `ocr` baseline.
 #
 # Idempotent: a second run checks what is there and installs nothing new.
@@ -20,7 +21,7 @@ VENV=${CARTOQA_VENV:-$ROOT/.venv}
 
 case "$MODE" in
   main) EXTRAS="" ;;
-  test) EXTRAS="local,symbols,api,review,export,dev" ;;
+  test) EXTRAS="local,symbols,api,review,export,dev,docs" ;;
   *) echo "setup: unknown mode '$MODE'; use 'main' or 'test'" >&2; exit 2 ;;
 esac
 
@@ -92,7 +93,7 @@ venv_step() {
   return 0
 }
 
-test_key() { { cat "$ROOT/pyproject.toml"; echo "extras=local,symbols,api,review,export,dev"; } | sha256sum | cut -c1-16; }
+test_key() { { cat "$ROOT/pyproject.toml"; echo "extras=local,symbols,api,review,export,dev,docs"; } | sha256sum | cut -c1-16; }
 
 # ------------------------------------------------------------------ npm assets
 npm_step() {

@@ -1,6 +1,6 @@
 """The review tool on real maps (Monaco, rendered as ``cartoqa build`` renders them), seen
 in the tests' headless Chromium: the drawing of each sample loads, the list and a route
-page are shot.  CARTOQA_SCREENSHOTS=FOLDER keeps the two shots there (the README's
+page are shot.  CARTOQA_SCREENSHOTS=FOLDER keeps the two shots there (docs/review.md's
 docs/review-list.png and docs/review-sample.png are made this way)."""
 
 from __future__ import annotations
