@@ -44,7 +44,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote, unquote, urlencode
 
-from cartoqa.errors import CartoqaError
+from cartoqa.errors import CartoqaError, ReviewError, StaleEditError, StoreBusyError
 from cartoqa.records import TRUTHS, Sample
 from cartoqa.stores import Dataset
 
@@ -53,15 +53,11 @@ from .decisions import (
     REASONS,
     VERDICTS,
     Decision,
-    DecisionError,
     DecisionStore,
-    StaleEditError,
-    StoreBusyError,
     check_reviewer,
 )
 from .fields import (
     JSON_FIELD,
-    FormError,
     edited_fields,
     form_fields,
     json_edited,
@@ -71,7 +67,7 @@ from .fields import (
 from .guard import MAX_BODY, TokenGate, image_file
 from .queue import STATUSES, Filters, ReviewQueue, Row
 
-__all__ = ["ReviewServerError", "check_export_dir", "create_app", "need_web"]
+__all__ = ["check_export_dir", "create_app", "need_web"]
 
 STATIC = Path(__file__).with_name("static")
 STATIC_FILES = {"review.js": "text/javascript", "review.css": "text/css"}
@@ -87,19 +83,15 @@ _CACHED = {"Cache-Control": "private, max-age=600"}  # drawings and maps: their 
 _KEEP = ("reviewer", "reason", "reason_text")
 
 
-class ReviewServerError(CartoqaError):
-    """The review server cannot start or act as asked."""
-
-
 def need_web() -> None:
-    """Raise ``ReviewServerError`` naming the extra when the web packages are missing."""
+    """Raise ``ReviewError`` naming the extra when the web packages are missing."""
     try:
         import fastapi  # noqa: F401
         import jinja2  # noqa: F401
         import python_multipart  # noqa: F401
         import uvicorn  # noqa: F401
     except ImportError as exc:
-        raise ReviewServerError(
+        raise ReviewError(
             f"the review tool needs {exc.name}: pip install 'cartoqa[review]' "
             "(bash scripts/setup.sh test installs it)"
         ) from None
@@ -111,7 +103,7 @@ def check_export_dir(dataset: Dataset, out: Path) -> None:
     folder of other files."""
     src, dst = dataset.path.resolve(), out.resolve()
     if dst == src or src.is_relative_to(dst) or dst.is_relative_to(src):
-        raise ReviewServerError(
+        raise ReviewError(
             f"--export-to {out} is the dataset, or a folder around or inside it: name a new "
             "folder beside it"
         )
@@ -126,7 +118,7 @@ def check_export_dir(dataset: Dataset, out: Path) -> None:
         source.get("samples_sha256") != dataset.manifest.samples_sha256
         or (dst / "review.sqlite").exists()
     ):
-        raise ReviewServerError(
+        raise ReviewError(
             f"--export-to {out} holds something other than a reviewed export of "
             f"{dataset.manifest.name}: name a new folder (nothing there was changed)"
         )
@@ -233,7 +225,7 @@ def _reviewer_problem(name: str) -> str:
         return "Write your name in 'Reviewer' first: every decision names its reviewer."
     try:
         check_reviewer(name)
-    except DecisionError as exc:
+    except ReviewError as exc:
         got = str(exc)
         if "nothing is left" in got:
             return f"{name!r} is not a name once invisible characters are removed: write yours."
@@ -586,7 +578,7 @@ def create_app(
         if verdict == "correct":
             try:
                 edited, part = read_form(base, values)
-            except FormError as exc:
+            except ReviewError as exc:
                 return again(422, str(exc))
             if not part:
                 return again(422, "Nothing was changed: edit the answer fields, or accept (a).")
@@ -615,7 +607,7 @@ def create_app(
             return conflict(exc.latest, str(exc))
         except StoreBusyError:
             raise
-        except DecisionError as exc:
+        except ReviewError as exc:
             return again(422, str(exc))
         # the next sample under the filter, from the top once past the last
         every = queue().all_rows()

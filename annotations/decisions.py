@@ -67,7 +67,7 @@ from urllib.parse import quote
 
 from pydantic import ValidationError
 
-from cartoqa.errors import CartoqaError
+from cartoqa.errors import ReviewError, StaleEditError, StoreBusyError
 from cartoqa.records import TRUTHS, GroundTruth, Sample
 from cartoqa.stores.dataset import CARRIED_MARK
 
@@ -75,10 +75,7 @@ __all__ = [
     "REASONS",
     "VERDICTS",
     "Decision",
-    "DecisionError",
     "DecisionStore",
-    "StaleEditError",
-    "StoreBusyError",
     "check_reviewer",
     "normalise_reviewer",
 ]
@@ -144,10 +141,6 @@ BEGIN SELECT RAISE(ABORT, 'truth changes are append-only'); END;
 """
 
 
-class DecisionError(CartoqaError):
-    """A decision that cannot be stored as given (bad verdict, truth or store)."""
-
-
 @dataclass(frozen=True)
 class Decision:
     """One reviewer's verdict on one sample, as stored."""
@@ -171,10 +164,6 @@ class Decision:
         return dict(vars(self))
 
 
-class StoreBusyError(DecisionError):
-    """The store is held by another process (a long write, a lock) past the busy timeout."""
-
-
 def normalise_reviewer(name: str) -> str:
     """A reviewer's name as stored and compared: NFKC, format characters (Unicode Cf: zero
     widths, bidi controls) and control characters removed, white space runs made one space,
@@ -190,26 +179,18 @@ def normalise_reviewer(name: str) -> str:
 
 
 def check_reviewer(name: str) -> str:
-    """The normalised name, or ``DecisionError`` saying what is wrong with it."""
+    """The normalised name, or ``ReviewError`` saying what is wrong with it."""
     got = normalise_reviewer(name)
     if not got:
-        raise DecisionError(
+        raise ReviewError(
             "a decision needs its reviewer's name (nothing is left of "
             f"{name!r} once invisible characters are removed): write your name"
         )
     if len(got) > MAX_REVIEWER:
-        raise DecisionError(f"a reviewer's name is at most {MAX_REVIEWER} characters")
+        raise ReviewError(f"a reviewer's name is at most {MAX_REVIEWER} characters")
     if not any(ch.isalnum() for ch in got):
-        raise DecisionError(f"{got!r} is not a name: use letters or digits")
+        raise ReviewError(f"{got!r} is not a name: use letters or digits")
     return got
-
-
-class StaleEditError(DecisionError):
-    """A decision made on a version of the sample that another has since changed."""
-
-    def __init__(self, message: str, latest: Decision) -> None:
-        super().__init__(message)
-        self.latest = latest
 
 
 def _now() -> str:
@@ -246,7 +227,7 @@ class DecisionStore:
         home: Path | None = None,
     ) -> None:
         if required < 1:
-            raise DecisionError(f"required={required}: a sample needs at least one review")
+            raise ReviewError(f"required={required}: a sample needs at least one review")
         self.path = Path(path)
         self.required = required
         self.read_only = read_only
@@ -292,7 +273,7 @@ class DecisionStore:
             self._rebind(samples, str(was), dataset_sha256)  # the dataset rebuilt around it
         elif was != dataset_sha256:
             self.close()
-            raise DecisionError(
+            raise ReviewError(
                 f"{self.path} holds decisions on another dataset (samples sha256 "
                 f"{str(got.get('dataset_sha256'))[:16]}…, this one {dataset_sha256[:16]}…); "
                 "give each dataset its own review store"
@@ -468,9 +449,9 @@ class DecisionStore:
         """A store to read: it must be there; read as it is (immutable) when this process may
         not write it, so no -shm is left beside it."""
         if not self.path.is_file():
-            raise DecisionError(f"no review store at {self.path}: review the dataset first")
+            raise ReviewError(f"no review store at {self.path}: review the dataset first")
         if not os.access(self.path, os.R_OK):
-            raise DecisionError(f"the review store {self.path} cannot be read (permissions)")
+            raise ReviewError(f"the review store {self.path} cannot be read (permissions)")
         wal, shm = self._beside()
         unwritten = wal.is_file() and wal.stat().st_size > 0
         if os.access(self.path, os.W_OK) and os.access(self.path.parent, os.W_OK | os.X_OK):
@@ -478,7 +459,7 @@ class DecisionStore:
         if unwritten and shm.is_file() and os.access(shm, os.R_OK):
             return  # SQLite reads the -wal through a -shm it may not write (a read-only mount)
         if unwritten:
-            raise DecisionError(
+            raise ReviewError(
                 f"{wal} holds decisions not yet copied into {self.path}, and this process "
                 "may not write there to read them: run as the store's owner, or make "
                 f"{self.path.parent} writable, then try again"
@@ -490,46 +471,46 @@ class DecisionStore:
         a -shm beside a file it cannot write."""
         folder = self.path.parent
         if not folder.is_dir():
-            raise DecisionError(f"cannot make the review store {self.path}: no folder {folder}")
+            raise ReviewError(f"cannot make the review store {self.path}: no folder {folder}")
         if self.path.exists() and not os.access(self.path, os.W_OK):
             if _read_only_mount(folder):
-                raise DecisionError(
+                raise ReviewError(
                     f"the review store {self.path} is read-only: {folder} is on a read-only "
                     "file system (mount). 'cartoqa review export' and 'label-studio-export' "
                     "read it as it is; to review, remount it read-write, or copy the dataset "
                     "folder (with its review.sqlite) somewhere writable and review the copy"
                 )
-            raise DecisionError(
+            raise ReviewError(
                 f"the review store {self.path} is read-only: 'cartoqa review export' and "
                 "'label-studio-export' read it as it is; to review, make it writable "
                 f"(chmod u+w {self.path})"
             )
         for extra in self._beside():
             if extra.exists() and not os.access(extra, os.W_OK):
-                raise DecisionError(
+                raise ReviewError(
                     f"{extra} is read-only (left by a process that could not write the "
                     f"store): with no review tool open on {self.path.name}, delete {extra} "
                     "(it holds no decisions) or make it writable"
                 )
         if not os.access(folder, os.W_OK | os.X_OK):
             if _read_only_mount(folder):
-                raise DecisionError(
+                raise ReviewError(
                     f"cannot write the review store {self.path}: {folder} is on a read-only "
                     "file system (mount); remount it read-write, copy the dataset folder "
                     "somewhere writable, or give --store a file in a folder you may write"
                 )
-            raise DecisionError(
+            raise ReviewError(
                 f"cannot write in {folder}, where the review store {self.path.name} keeps "
                 f"its -wal and -shm files: make the folder writable, or give --store a file "
                 "in a folder you may write"
             )
 
-    def _explain(self, exc: sqlite3.Error, what: str) -> DecisionError:
-        """An SQLite error as a ``DecisionError`` naming the file that is in the way."""
+    def _explain(self, exc: sqlite3.Error, what: str) -> ReviewError:
+        """An SQLite error as a ``ReviewError`` naming the file that is in the way."""
         text = str(exc)
         damaged = ("malformed", "not a database", "encrypted", "disk i/o error", "corrupt")
         if any(d in text.lower() for d in damaged):
-            return DecisionError(
+            return ReviewError(
                 f"the review store {self.path} is damaged ({text}): its decisions cannot "
                 "be read. Restore it from a backup (a reviewed export keeps every decision "
                 f"in review.jsonl), or rescue what is left with 'sqlite3 {self.path} "
@@ -543,13 +524,13 @@ class DecisionStore:
         if "readonly" in text or "read-only" in text or "unable to open" in text:
             for f in [self.path, *self._beside()]:
                 if f.exists() and not os.access(f, os.W_OK):
-                    return DecisionError(f"the review store {what}: {f} is read-only ({text})")
+                    return ReviewError(f"the review store {what}: {f} is read-only ({text})")
             if not os.access(self.path.parent, os.W_OK | os.X_OK):
-                return DecisionError(
+                return ReviewError(
                     f"the review store {self.path} {what}: its folder {self.path.parent} "
                     f"is not writable ({text})"
                 )
-        return DecisionError(f"the review store {self.path} {what}: {text}")
+        return ReviewError(f"the review store {self.path} {what}: {text}")
 
     def _check_current(self) -> None:
         """Refuse to write a store that is no longer the file at ``path``: the dataset was
@@ -557,7 +538,7 @@ class DecisionStore:
         a decision written here would go to the old, deleted copy."""
         moved = self._db.execute("PRAGMA user_version").fetchone()[0] == CARRIED_MARK
         if moved or _file_id(self.path) != self._file_id:
-            raise DecisionError(
+            raise ReviewError(
                 f"the dataset of {self.path} was rebuilt or replaced while this review store "
                 "was open, and its decisions were carried into the new one: nothing was "
                 "stored here; restart the review tool (or the command) on the dataset"
@@ -568,7 +549,7 @@ class DecisionStore:
         """One write transaction for several decisions (``decide`` inside it is a savepoint
         of it): all of them are stored, or none when the block raises."""
         if self.read_only:
-            raise DecisionError(f"the review store {self.path} was opened to read only")
+            raise ReviewError(f"the review store {self.path} was opened to read only")
         db = self._db
         try:
             db.execute("BEGIN IMMEDIATE")
@@ -837,12 +818,12 @@ class DecisionStore:
         none.  ``StaleEditError`` when another decision came in since ``seen``.  A
         correction of a sample with twins corrects them too, in the same transaction."""
         if self.read_only:
-            raise DecisionError(f"the review store {self.path} was opened to read only")
+            raise ReviewError(f"the review store {self.path} was opened to read only")
         reviewer = check_reviewer(reviewer)
         if verdict not in VERDICTS:
-            raise DecisionError(f"verdict {verdict!r}: use one of {', '.join(VERDICTS)}")
+            raise ReviewError(f"verdict {verdict!r}: use one of {', '.join(VERDICTS)}")
         if (verdict == "correct") != (truth is not None):
-            raise DecisionError(
+            raise ReviewError(
                 "a correction gives the corrected truth"
                 if verdict == "correct"
                 else f"'{verdict}' takes no truth (a changed truth is a 'correct')"
@@ -871,7 +852,7 @@ class DecisionStore:
             self._check_current()
             version = self.version(sample.id)
             if seen < 0 or seen > version:
-                raise DecisionError(
+                raise ReviewError(
                     f"{sample.id} has no version {seen} (it is at version {version}): "
                     "reload the sample"
                 )
@@ -985,7 +966,7 @@ class DecisionStore:
         except ValidationError as exc:
             first = exc.errors()[0]
             where = ".".join(str(p) for p in first.get("loc", ()))
-            raise DecisionError(
+            raise ReviewError(
                 f"{sample.id}: the corrected truth is not valid for task {sample.task!r} "
                 f"({where}: {first.get('msg')})"
             ) from None

@@ -23,7 +23,7 @@ What the fields do not show is kept where it still holds: a route's road
 network (the map's roads did not change) is kept, its legs and node path are
 dropped when the steps change (they describe the old route); a road pair's
 label boxes are kept for the roads still named; a count's or names'
-feature evidence is kept.  A form that cannot be read raises ``FormError``
+feature evidence is kept.  A form that cannot be read raises ``ReviewError``
 naming the field and what to write.
 """
 
@@ -36,14 +36,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from cartoqa.errors import CartoqaError
+from cartoqa.errors import ReviewError
 from cartoqa.geodesy import TURN_ACTIONS
 from cartoqa.records import number_text
 
 __all__ = [
     "JSON_FIELD",
     "NO_NAME",
-    "FormError",
     "FormField",
     "edited_fields",
     "form_fields",
@@ -56,10 +55,6 @@ __all__ = [
 #: how a name list writes an unnamed feature (the truth holds "")
 NO_NAME = "(no name)"
 JSON_FIELD = "truth_json"
-
-
-class FormError(CartoqaError):
-    """A correction form that does not make a truth; names the field."""
 
 
 @dataclass(frozen=True)
@@ -306,24 +301,24 @@ def _number(form: Mapping[str, str], name: str, label: str) -> float:
     if _THOUSANDS.match(raw):
         raw = raw.replace(",", "")
     if not _NUMBER.match(raw):
-        raise FormError(f"{label}: {raw!r} is not a number (write it like 412.5)")
+        raise ReviewError(f"{label}: {raw!r} is not a number (write it like 412.5)")
     x = float(raw)
     if not math.isfinite(x):
-        raise FormError(f"{label}: {raw!r} is not a finite number")
+        raise ReviewError(f"{label}: {raw!r} is not a finite number")
     return x
 
 
 def _count(form: Mapping[str, str], name: str, label: str) -> int:
     x = _number(form, name, label)
     if x < 0 or not x.is_integer():
-        raise FormError(f"{label}: {form.get(name)!r} is not a whole number of 0 or more")
+        raise ReviewError(f"{label}: {form.get(name)!r} is not a whole number of 0 or more")
     return int(x)
 
 
 def _text(form: Mapping[str, str], name: str, label: str) -> str:
     s = str(form.get(name, "")).strip()
     if not s:
-        raise FormError(f"{label} is empty: write it, or reject the sample")
+        raise ReviewError(f"{label} is empty: write it, or reject the sample")
     return s
 
 
@@ -333,18 +328,18 @@ def _read_route(t: dict[str, Any], form: Mapping[str, str]) -> dict[str, Any]:
     for n, line in enumerate(_read_lines(str(form.get("steps", ""))), 1):
         action, bar, road = line.partition("|")
         if not bar or not action.strip() or not road.strip():
-            raise FormError(
+            raise ReviewError(
                 f"Route steps, line {n}: {line!r} is not 'action | road' "
                 "(for example 'turn left | Rue Grimaldi')"
             )
         if action.strip() not in known:
-            raise FormError(
+            raise ReviewError(
                 f"Route steps, line {n}: {action.strip()!r} is not an action the question "
                 f"allows: {', '.join(TURN_ACTIONS)}"
             )
         steps += [action.strip(), road.strip()]
     if len(steps) == 1:
-        raise FormError("Route steps is empty: give at least one 'action | road' line")
+        raise ReviewError("Route steps is empty: give at least one 'action | road' line")
     steps.append("red")
     if steps != t.get("steps"):
         t = {**t, "steps": steps, "legs": [], "nodes": []}  # they describe the old route
@@ -373,12 +368,12 @@ def _read_number(t: dict[str, Any], form: Mapping[str, str]) -> dict[str, Any]:
     if new == old or number_text(new) == number_text(old):
         return t
     if new < 0 and t.get("unit") in _LENGTH_UNITS:
-        raise FormError(f"Value: {new} {t.get('unit')} is a negative length")
+        raise ReviewError(f"Value: {new} {t.get('unit')} is a negative length")
     eq = dict(t.get("equivalents", {}))
     if eq and old != 0:
         eq = {k: round(v * new / old, 6) for k, v in eq.items()}
     elif eq:
-        raise FormError(
+        raise ReviewError(
             "Value: the truth was 0, so its other units cannot follow; edit the JSON instead"
         )
     return {**t, "value": new, "equivalents": eq}
@@ -387,14 +382,14 @@ def _read_number(t: dict[str, Any], form: Mapping[str, str]) -> dict[str, Any]:
 def _read_boolean(t: dict[str, Any], form: Mapping[str, str]) -> dict[str, Any]:
     v = str(form.get("value", "")).strip().lower()
     if v not in ("yes", "no"):
-        raise FormError(f"Answer: {v!r}; choose yes or no")
+        raise ReviewError(f"Answer: {v!r}; choose yes or no")
     return {**t, "value": v == "yes"}
 
 
 def _read_choice(t: dict[str, Any], form: Mapping[str, str]) -> dict[str, Any]:
     a = str(form.get("answer", "")).strip()
     if a not in t.get("options", {}):
-        raise FormError(f"Right option: {a!r} is not one of {', '.join(t.get('options', {}))}")
+        raise ReviewError(f"Right option: {a!r} is not one of {', '.join(t.get('options', {}))}")
     return {**t, "answer": a}
 
 
@@ -409,7 +404,7 @@ def _read_text(t: dict[str, Any], form: Mapping[str, str]) -> dict[str, Any]:
 def _read_coordinate(t: dict[str, Any], form: Mapping[str, str]) -> dict[str, Any]:
     lat, lon = _number(form, "lat", "Latitude"), _number(form, "lon", "Longitude")
     if not -90 <= lat <= 90 or not -180 <= lon <= 180:
-        raise FormError(f"({lat}, {lon}) is off the globe: latitude -90..90, longitude -180..180")
+        raise ReviewError(f"({lat}, {lon}) is off the globe: latitude -90..90, longitude -180..180")
     if (number_text(lat), number_text(lon)) == (
         number_text(float(t.get("lat", 0))),
         number_text(float(t.get("lon", 0))),
@@ -455,7 +450,7 @@ def _read_indices(t: dict[str, Any], form: Mapping[str, str]) -> dict[str, Any]:
         if not part:
             continue
         if not re.fullmatch(r"\d{1,9}", part, re.ASCII):
-            raise FormError(f"Indices kept: {part!r} is not a 0-based index")
+            raise ReviewError(f"Indices kept: {part!r} is not a 0-based index")
         out.append(int(part))
     return {**t, "indices": sorted(set(out))}
 
@@ -494,7 +489,7 @@ def _normal(truth: dict[str, Any]) -> dict[str, Any]:
 
 def truth_from_form(truth: Mapping[str, Any], form: Mapping[str, str]) -> dict[str, Any]:
     """The truth the submitted ``form`` makes of ``truth`` (both JSON); equal to ``truth``
-    when nothing was edited.  ``FormError`` when an edited field cannot be read, or when
+    when nothing was edited.  ``ReviewError`` when an edited field cannot be read, or when
     both the fields and the JSON were edited.  A field the form leaves out is unedited."""
     return read_form(truth, form)[0]
 
@@ -520,9 +515,9 @@ def _parse_json(raw: str) -> dict[str, Any]:
     try:
         got = json.loads(raw)
     except (ValueError, RecursionError) as exc:
-        raise FormError(f"The whole truth (JSON) is not valid JSON: {exc}") from None
+        raise ReviewError(f"The whole truth (JSON) is not valid JSON: {exc}") from None
     if not isinstance(got, dict):
-        raise FormError("The whole truth (JSON) must be an object ({...})")
+        raise ReviewError("The whole truth (JSON) must be an object ({...})")
     return got
 
 
@@ -533,7 +528,7 @@ def json_edited(truth: Mapping[str, Any], form: Mapping[str, str]) -> bool:
         return False
     try:
         return not _same(_normal(_parse_json(raw)), _normal(dict(truth)))
-    except FormError:
+    except ReviewError:
         return True
 
 
@@ -543,7 +538,7 @@ def read_form(truth: Mapping[str, Any], form: Mapping[str, str]) -> tuple[dict[s
     base = _normal(dict(truth))
     fields_edited = bool(edited_fields(base, form))
     if fields_edited and json_edited(base, form):
-        raise FormError(
+        raise ReviewError(
             "both the fields and the JSON were edited: keep one of the two edits "
             "(reload the sample to start again)"
         )

@@ -53,7 +53,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from cartoqa.errors import CartoqaError
+from cartoqa.errors import CartoqaError, ReviewError, StaleEditError
 from cartoqa.records import TRUTHS
 from cartoqa.stores import Dataset
 
@@ -61,9 +61,7 @@ from .checks import correction_warnings
 from .decisions import (
     VERDICTS,
     Decision,
-    DecisionError,
     DecisionStore,
-    StaleEditError,
     normalise_reviewer,
 )
 
@@ -387,7 +385,7 @@ def _import_all(
             except StaleEditError:
                 report.conflicts.append(sample.id)
                 break
-            except (ValueError, DecisionError) as exc:
+            except (ValueError, ReviewError) as exc:
                 report.errors.append(f"{sample.id}: {exc}")
                 break  # the annotations after it were made on it
             if stored is None:

@@ -9,7 +9,9 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from .app import ReviewServerError, check_export_dir, create_app, need_web
+from cartoqa.errors import ReviewError
+
+from .app import check_export_dir, create_app, need_web
 from .decisions import DecisionStore
 
 __all__ = ["loopback", "serve"]
@@ -62,7 +64,7 @@ def serve(
         sock.bind((host, port))
     except OSError as exc:
         sock.close()
-        raise ReviewServerError(
+        raise ReviewError(
             f"cannot listen on {host}:{port} ({exc.strerror}): give another --port "
             "(0 picks a free one)"
         ) from None

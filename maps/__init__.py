@@ -13,11 +13,13 @@
 - ``maps.roads``: the drivable road graph of an extract (osmnx), for route ground truth.
 - ``maps.routes``: shortest routes and their turn-by-turn steps; the road network of a view.
 - ``maps.labels``: which road names a view shows whole, from a colour-coded second render.
+- ``maps.feature_pixels``: which icons, names, areas and lines a view shows, likewise.
+- ``maps.colour_coded``: what those two colour-coded readers share.
 """
 
-from .extracts import CleaningReport, Extract, ExtractError, default_extract_path, load_extract
-from .page import HEIGHT_PX, PATH_COLOUR, WIDTH_PX, Marker, Path, View, ViewError
-from .render import MapEngine, RenderedView, RenderError, render_view
+from .extracts import CleaningReport, Extract, default_extract_path, load_extract
+from .page import HEIGHT_PX, PATH_COLOUR, WIDTH_PX, Marker, Path, View
+from .render import MapEngine, RenderedView, render_view
 
 __all__ = [
     "HEIGHT_PX",
@@ -25,14 +27,11 @@ __all__ = [
     "WIDTH_PX",
     "CleaningReport",
     "Extract",
-    "ExtractError",
     "MapEngine",
     "Marker",
     "Path",
-    "RenderError",
     "RenderedView",
     "View",
-    "ViewError",
     "default_extract_path",
     "load_extract",
     "render_view",

@@ -12,10 +12,10 @@ import re
 from functools import lru_cache
 from pathlib import Path
 
-from cartoqa.errors import CartoqaError
+from cartoqa.errors import RenderStackError
 from cartoqa.settings import assets_dir
 
-__all__ = ["Asset", "AssetError", "resolve"]
+__all__ = ["Asset", "resolve"]
 
 _NPM = re.compile(r"^https://cdn\.jsdelivr\.net/npm/((?:@[^/@]+/)?[^/@]+)@([^/]+)/(.+)$")
 _FIXED = {
@@ -29,10 +29,6 @@ _GLYPHICONS_FONTS = re.compile(r"^https://netdna\.bootstrapcdn\.com/bootstrap/3\
 _ROTATE_CSS = "leaflet.awesome.rotate.min.css"
 
 
-class AssetError(CartoqaError):
-    """The npm packages with the page assets are missing."""
-
-
 class Asset:
     """Bytes and content type to answer one request with."""
 
@@ -44,7 +40,7 @@ class Asset:
 def _root() -> Path:
     root = assets_dir()
     if not (root / "leaflet" / "dist" / "leaflet.js").is_file():
-        raise AssetError(
+        raise RenderStackError(
             f"the map page assets are not in {root}: run 'npm ci' in the cartoqa checkout "
             "(bash scripts/setup.sh main does it), or set CARTOQA_ASSETS to a node_modules folder "
             "holding leaflet, leaflet.awesome-markers, bootstrap, bootstrap3, jquery and "

@@ -21,15 +21,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from cartoqa.errors import CartoqaError
+from cartoqa.errors import DatabaseError, RenderStackError
 
-from .database import DatabaseError
 from .page import View, build_page
 from .projection import pixel_box
 from .server import MapServer
 from .tiles import TileRenderer
 
-__all__ = ["CHROMIUM_CANDIDATES", "BrowserError", "Shot", "chromium_path", "screenshot_views"]
+__all__ = ["CHROMIUM_CANDIDATES", "Shot", "chromium_path", "screenshot_views"]
 
 log = logging.getLogger(__name__)
 
@@ -82,10 +81,6 @@ async ([mapName, markers, paths]) => {
   };
 }
 """
-
-
-class BrowserError(CartoqaError):
-    """The browser could not start or a page could not be rendered."""
 
 
 class _Abort:
@@ -142,7 +137,7 @@ def chromium_path() -> str:
     path = os.environ.get("CARTOQA_CHROMIUM")
     if path:
         if not os.path.exists(path):
-            raise BrowserError(
+            raise RenderStackError(
                 f"CARTOQA_CHROMIUM={path} does not exist; point it at a Chromium binary or unset "
                 "it to use Debian's (apt-get install chromium-headless-shell)"
             )
@@ -151,7 +146,7 @@ def chromium_path() -> str:
         found = shutil.which(name)
         if found:
             return found
-    raise BrowserError(
+    raise RenderStackError(
         "Chromium is not installed: apt-get install chromium-headless-shell (or chromium; "
         "bash scripts/setup.sh main installs both), or set CARTOQA_CHROMIUM to a Chromium binary"
     )
@@ -256,7 +251,7 @@ async def _screenshot_all(
                     executable_path=chromium_path(), args=CHROMIUM_ARGS
                 )
             except PlaywrightError as exc:
-                raise BrowserError(f"Chromium did not start: {str(exc)[:500]}") from None
+                raise RenderStackError(f"Chromium did not start: {str(exc)[:500]}") from None
             try:
                 queues: dict[tuple[int, int], asyncio.Queue[int]] = {}
                 for i, v in enumerate(views):
@@ -321,5 +316,5 @@ def screenshot_views(
 ) -> list[Shot]:
     """Render each view's page in one headless Chromium; returns one Shot per view, in order."""
     if concurrency < 1:
-        raise BrowserError(f"concurrency={concurrency} must be at least 1")
+        raise RenderStackError(f"concurrency={concurrency} must be at least 1")
     return asyncio.run(_screenshot_all(views, tiles, concurrency, on_done))

@@ -23,14 +23,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from cartoqa.errors import CartoqaError
+from cartoqa.errors import DatabaseError
 from cartoqa.settings import pg_dir, pg_dsn, running_as_root
 
 from .extracts import Extract
 
 __all__ = [
     "CARTO_DIR",
-    "DatabaseError",
     "ExtractDatabase",
     "PostgresCluster",
     "database_answers",
@@ -44,10 +43,6 @@ CARTO_DIR = Path("/usr/share/openstreetmap-carto-common")
 _PG_BIN_DIRS = sorted(Path("/usr/lib/postgresql").glob("*/bin"), reverse=True)
 _IMPORT_VERSION = 2  # bump when the import changes, so databases are made again
 _APT_HINT = "run 'bash scripts/setup.sh main' (Debian packages postgresql, postgis, osm2pgsql)"
-
-
-class DatabaseError(CartoqaError):
-    """The database could not be started, reached or filled."""
 
 
 def _pg_bin(name: str) -> str:

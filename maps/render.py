@@ -16,22 +16,18 @@ from pathlib import Path
 
 import numpy as np
 
-from cartoqa.errors import CartoqaError
+from cartoqa.errors import MapDataError, RenderStackError
 
 from .browser import screenshot_views
 from .database import ExtractDatabase, PostgresCluster, ensure_database
 from .extracts import Extract, load_extract
-from .page import View, ViewError
+from .page import View
 from .style import CartoStyle, prepare_style
 from .tiles import METATILE, TileRenderer
 
-__all__ = ["MapEngine", "RenderError", "RenderedView", "render_view"]
+__all__ = ["MapEngine", "RenderedView", "render_view"]
 
 log = logging.getLogger(__name__)
-
-
-class RenderError(CartoqaError):
-    """A view rendered with errors (aborted requests, tiles that failed)."""
 
 
 @dataclass(frozen=True)
@@ -102,7 +98,7 @@ class MapEngine:
         s, w, n, e = view.bounds()
         es, ew, en, ee = self.extract.bounds
         if s > en or n < es or w > ee or e < ew:
-            raise ViewError(
+            raise MapDataError(
                 f"view {view.id!r} at {view.center} zoom {view.zoom} shows ({s:.5f}, {w:.5f}) to "
                 f"({n:.5f}, {e:.5f}), which is outside the extract {self.extract.name} "
                 f"({es:.5f}, {ew:.5f}) to ({en:.5f}, {ee:.5f}): the map would be empty. Pick a "
@@ -124,7 +120,7 @@ class MapEngine:
         """Render views with one browser and ``concurrency`` pages at once, in order.
 
         With ``strict`` a view with an aborted request or a failed tile raises
-        ``RenderError`` naming them; otherwise they are listed in ``aborted``.  A database
+        ``RenderStackError`` naming them; otherwise they are listed in ``aborted``.  A database
         that stops answering stops the batch at once with ``DatabaseError`` (strict or not).
         """
         if not views:
@@ -145,7 +141,7 @@ class MapEngine:
         for view, shot in zip(views, shots, strict=True):
             problems = shot.aborted + shot.tile_errors
             if problems and strict:
-                raise RenderError(
+                raise RenderStackError(
                     f"view {view.id!r} made {len(problems)} request(s) that could not be served: "
                     f"{problems[:5]}; {_hint(problems)}"
                 )

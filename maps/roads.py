@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from cartoqa.errors import CartoqaError
+from cartoqa.errors import MapDataError
 from cartoqa.settings import cache_dir
 from cartoqa.stores.cache_files import (
     BadCacheEntry,
@@ -48,7 +48,6 @@ __all__ = [
     "CLIP_EDGE_M",
     "DRIVABLE",
     "RoadGraph",
-    "RoadGraphError",
     "load_road_graph",
     "normalise_road",
 ]
@@ -79,10 +78,6 @@ DRIVABLE = frozenset(
         "road",
     ]
 )
-
-
-class RoadGraphError(CartoqaError):
-    """An extract with no drivable roads, or a graph that cannot be built."""
 
 
 def normalise_road(name: Any) -> str | None:
@@ -201,7 +196,7 @@ def load_road_graph(
         return RoadGraph(graph, ex.sha256)
     xml = folder / "roads.osm"
     if _write_roads(ex.path, xml) == 0:
-        raise RoadGraphError(
+        raise MapDataError(
             f"{ex.source} has no drivable roads (highway=residential, primary, ...); "
             "navigation tasks need a town or city extract"
         )
@@ -210,7 +205,7 @@ def load_road_graph(
         # keep the nodes where a road's name changes: every edge then has one name
         graph = ox.simplify_graph(graph, edge_attrs_differ=["name"])
     except Exception as exc:  # osmnx raises plain errors on odd input
-        raise RoadGraphError(f"osmnx could not build a graph from {ex.source}: {exc}") from None
+        raise MapDataError(f"osmnx could not build a graph from {ex.source}: {exc}") from None
     for _, _, d in graph.edges(data=True):
         d["road"] = normalise_road(d.get("name"))
         d["unnamed"] = d["road"] is None

@@ -35,7 +35,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from cartoqa.errors import CartoqaError
+from cartoqa.errors import RouteError
 from cartoqa.geodesy import TURN_ACTIONS, distance_km, initial_bearing_deg, turn_action
 from cartoqa.records import RoadEdge, RoadNetwork
 
@@ -47,7 +47,6 @@ __all__ = [
     "NEAR_TIE_SHARE",
     "Leg",
     "Route",
-    "RouteError",
     "edge_coords",
     "edge_headings",
     "end_bearings",
@@ -76,15 +75,6 @@ CORNER_DEG = 60.0
 NEAR_TIE_SHARE = 0.03
 #: the most alternative routes examined for a near-tie (more within the share: a tie too)
 NEAR_TIE_PATHS = 60
-
-
-class RouteError(CartoqaError):
-    """No usable route: unreachable, an unnamed road on it, origin equal to destination."""
-
-    def __init__(self, reason: str, message: str) -> None:
-        super().__init__(message)
-        self.reason = reason
-        """A short code to count rejections by: unreachable, unnamed_road, same_node."""
 
 
 def edge_coords(graph: Any, u: int, v: int, k: int) -> list[tuple[float, float]]:

@@ -25,8 +25,9 @@ import threading
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+from cartoqa.errors import DatabaseError
+
 from .assets import resolve
-from .database import DatabaseError
 from .tiles import TileRenderer
 
 __all__ = ["MapServer", "rewrite_assets"]

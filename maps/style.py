@@ -32,13 +32,13 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
-from cartoqa.errors import CartoqaError
+from cartoqa.errors import RenderStackError
 from cartoqa.settings import cache_dir, carto_files_dir
 from cartoqa.stores.cache_files import clean_stale_tmp
 
 from .database import CARTO_DIR, Connection
 
-__all__ = ["STYLE_VERSION", "CartoStyle", "StyleError", "load_map", "prepare_style"]
+__all__ = ["STYLE_VERSION", "CartoStyle", "load_map", "prepare_style"]
 
 log = logging.getLogger(__name__)
 
@@ -59,10 +59,6 @@ _WRITTEN = ("style.xml", "placeholders.txt", "removed-faces.txt")
 _PLACEHOLDER_SVG = (
     '<svg xmlns="http://www.w3.org/2000/svg" width="1" height="1" viewBox="0 0 1 1"></svg>\n'
 )
-
-
-class StyleError(CartoqaError):
-    """The carto style is missing or does not load."""
 
 
 @dataclass(frozen=True)
@@ -132,13 +128,13 @@ def prepare_style(
 
     src_xml = CARTO_DIR / "style.xml"
     if not src_xml.is_file():
-        raise StyleError(
+        raise RenderStackError(
             f"{src_xml} is missing: install Debian's openstreetmap-carto-common "
             "(bash scripts/setup.sh main)"
         )
     extras = Path(carto_files) if carto_files else carto_files_dir()
     if extras is not None and not (extras / "patterns").is_dir():
-        raise StyleError(
+        raise RenderStackError(
             f"{extras} has no patterns/ folder; point CARTOQA_CARTO_FILES at a folder holding "
             "openstreetmap-carto 5.7.0's patterns/ and symbols/shields/"
         )
@@ -266,5 +262,5 @@ def load_map(style: CartoStyle, conn: Connection, width: int = 256, height: int 
     try:
         mapnik.load_map_from_string(m, style_xml(style, conn), True, str(style.folder) + "/")
     except RuntimeError as exc:
-        raise StyleError(f"the carto style did not load strictly: {str(exc)[:600]}") from None
+        raise RenderStackError(f"the carto style did not load strictly: {str(exc)[:600]}") from None
     return m

@@ -9,7 +9,7 @@ Tiles live at ``<cache>/tiles/<style key>/<extract hash>/<z>/<x>/<y>.png``.
 Every metatile is drawn with a ``LabelCollisionDetector`` and the boxes of
 what it placed (icons, labels, glyphs) are kept beside its tiles
 (``<z>/meta-<mx>-<my>.boxes.json``): the label checks (``maps.labels``,
-``maps.features``) compare their colour-coded renders with them instead of
+``maps.feature_pixels``) compare their colour-coded renders with them instead of
 drawing the metatile a second time (``placements``).
 A metatile is rendered under an exclusive file lock, so two processes asking
 for the same tiles render them once; files appear atomically (written, then
@@ -20,11 +20,11 @@ beside it (``cartoqa.stores.cache_files``), a tile is handed out only after it
 decodes as a 256 px PNG (a freshly encoded one too), and an entry that is cut
 short, empty or holds the wrong bytes is dropped with a warning and drawn
 again. Temporary files that killed writers left are cleared when a renderer
-first opens the folder; a full disk is a ``TileError`` naming the cache.
+first opens the folder; a full disk is a ``RenderStackError`` naming the cache.
 
 When Mapnik fails (loading the style or drawing a metatile) the renderer asks
 the database whether it still answers: if not, it raises ``DatabaseError``
-naming the connection, at once, instead of a ``TileError`` per tile.  A
+naming the connection, at once, instead of a ``RenderStackError`` per tile.  A
 Mapnik map that failed to load is not counted as made, so no other thread
 waits for it.
 """
@@ -42,7 +42,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from cartoqa.errors import CartoqaError
+from cartoqa.errors import CartoqaError, DatabaseError, RenderStackError
 from cartoqa.settings import cache_dir
 from cartoqa.stores.cache_files import (
     BadCacheEntry,
@@ -53,11 +53,11 @@ from cartoqa.stores.cache_files import (
     write_cache_file,
 )
 
-from .database import DatabaseError, ExtractDatabase, lost_database
+from .database import ExtractDatabase, lost_database
 from .projection import TILE_PX, tile_bounds_m
 from .style import CartoStyle, load_map
 
-__all__ = ["METATILE", "TileError", "TileRenderer", "sorted_boxes"]
+__all__ = ["METATILE", "TileRenderer", "sorted_boxes"]
 
 log = logging.getLogger(__name__)
 
@@ -67,10 +67,6 @@ MIN_ZOOM, MAX_ZOOM = 0, 20
 _CHECK_TILE = png_check((TILE_PX, TILE_PX))
 _CLEANED: set[Path] = set()  # tile folders whose stale temporary files this process cleared
 _CLEANED_LOCK = threading.Lock()
-
-
-class TileError(CartoqaError):
-    """A tile that cannot exist or could not be rendered."""
 
 
 class TileRenderer:
@@ -148,7 +144,7 @@ class TileRenderer:
 
     def _failure(self, exc: Exception, during: str) -> Exception:
         """What to raise for a Mapnik failure: ``DatabaseError`` when the database stopped
-        answering, else ``exc`` itself (a ``CartoqaError``) or a ``TileError`` quoting it."""
+        answering, else ``exc`` itself (a ``CartoqaError``) or a ``RenderStackError`` quoting it."""
         if isinstance(exc, DatabaseError):
             return exc
         lost = lost_database(self.database.connection, during=f"{during} for map tiles")
@@ -156,7 +152,7 @@ class TileRenderer:
             return lost
         if isinstance(exc, CartoqaError):
             return exc
-        return TileError(f"Mapnik failed {during}: {str(exc)[:600]}")
+        return RenderStackError(f"Mapnik failed {during}: {str(exc)[:600]}")
 
     @staticmethod
     def tiles_for(z: int, x0: float, y0: float, x1: float, y1: float) -> list[tuple[int, int, int]]:
@@ -181,7 +177,7 @@ class TileRenderer:
     @staticmethod
     def check(z: int, x: int, y: int) -> None:
         if not (MIN_ZOOM <= z <= MAX_ZOOM) or not (0 <= x < 2**z and 0 <= y < 2**z):
-            raise TileError(
+            raise RenderStackError(
                 f"tile {z}/{x}/{y} does not exist (zoom 0-{MAX_ZOOM}, x and y in [0, 2^z))"
             )
 
@@ -265,7 +261,9 @@ class TileRenderer:
                             self._store(self.path(z, x, y), self._encode(image, x - mx, y - my))
                     boxes = _read_boxes(p)
                     if boxes is None:
-                        raise TileError(f"the placement boxes of {z}/{mx}/{my} were not stored")
+                        raise RenderStackError(
+                            f"the placement boxes of {z}/{mx}/{my} were not stored"
+                        )
         return boxes
 
     def make_tiles(self, z: int, wanted: Iterable[tuple[int, int]]) -> None:
@@ -280,7 +278,7 @@ class TileRenderer:
         key = self.metatile_of(z, *todo[0])
         _, mx, my = key
         if any(self.metatile_of(z, x, y) != key for x, y in todo):
-            raise TileError(f"make_tiles: the tiles {todo} are not all in one metatile")
+            raise RenderStackError(f"make_tiles: the tiles {todo} are not all in one metatile")
         with self._metatile_lock(*key):
             todo = [(x, y) for x, y in todo if not self.path(z, x, y).is_file()]
             if not todo:
@@ -294,11 +292,11 @@ class TileRenderer:
 
     def _store(self, p: Path, data: bytes) -> None:
         """Write a cache entry (its SHA-256 beside it); a full or read-only disk is a
-        ``TileError`` naming the cache (the temporary file is removed)."""
+        ``RenderStackError`` naming the cache (the temporary file is removed)."""
         try:
             write_cache_file(p, data)
         except OSError as exc:
-            raise TileError(
+            raise RenderStackError(
                 f"cannot store map tiles in the cache {self.folder}: {exc.strerror} ({p.name}); "
                 "free some space there, or point CARTOQA_CACHE at a disk with room"
             ) from None
@@ -311,7 +309,9 @@ class TileRenderer:
         try:
             decoded_png(data, size=(TILE_PX, TILE_PX))
         except BadCacheEntry as exc:
-            raise TileError(f"Mapnik encoded a tile that is not a whole PNG: {exc}") from None
+            raise RenderStackError(
+                f"Mapnik encoded a tile that is not a whole PNG: {exc}"
+            ) from None
         return data
 
     def _render_image(self, z: int, mx: int, my: int) -> Any:

@@ -29,13 +29,12 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
-from cartoqa.errors import CartoqaError
+from cartoqa.errors import RenderStackError
 from cartoqa.settings import assets_dir
 
 __all__ = [
     "CATEGORY_LAYERS",
     "CatalogueEntry",
-    "CatalogueError",
     "build_catalogue",
     "schema_dir",
 ]
@@ -67,10 +66,6 @@ _KEYS = (
 )  # fmt: skip
 _FEATURE = re.compile(r"\[feature\] = '([a-z]+(?:_[a-z]+)?)_([a-z0-9_]+)'")
 _PLAIN = re.compile(r"\[([a-z_:]+)\] = '([a-z0-9_]+)'")
-
-
-class CatalogueError(CartoqaError):
-    """An input of the catalogue is missing or not the one this code knows."""
 
 
 @dataclass(frozen=True)
@@ -107,7 +102,7 @@ def schema_dir(folder: Path | None = None) -> Path:
     base = folder or assets_dir()
     path = base / SCHEMA_PACKAGE
     if not (path / "dist" / "presets.json").is_file():
-        raise CatalogueError(
+        raise RenderStackError(
             f"the iD tagging schema is not at {path}: run 'npm ci' in the cartoqa checkout "
             f"(package.json pins {SCHEMA_PACKAGE}), or set CARTOQA_ASSETS to a node_modules "
             "folder that has it"
@@ -167,7 +162,7 @@ def _named(names: dict[str, _Named], category: str) -> _Named:
 def _rules(style: Path) -> list[tuple[str, str, list[str]]]:
     """(layer, filter text, icon files) of every rule the style draws with."""
     if not style.is_file():
-        raise CatalogueError(
+        raise RenderStackError(
             f"{style} is not installed: bash scripts/setup.sh main installs openstreetmap-carto"
         )
     root = ET.parse(style).getroot()

@@ -24,13 +24,12 @@ from typing import Any
 
 import numpy as np
 
-from cartoqa.errors import CartoqaError
+from cartoqa.errors import ModelError
 
 __all__ = [
     "RANDOM_WEIGHTS_WARNING",
     "Clip",
     "ClipWeights",
-    "EmbeddingError",
     "embed_images",
     "embed_texts",
     "warn_random_weights",
@@ -43,10 +42,6 @@ RANDOM_WEIGHTS_WARNING = (
     "are not the paper's nearest neighbours. Give --clip-checkpoint FILE (or a hub tag) for "
     "real ones; every sample built now records random_weights=true."
 )
-
-
-class EmbeddingError(CartoqaError):
-    """CLIP could not be loaded or run as asked."""
 
 
 @dataclass(frozen=True)
@@ -65,10 +60,10 @@ class ClipWeights:
     """The seed of random weights (the same seed, the same embeddings)."""
 
     def check(self) -> None:
-        """``EmbeddingError`` naming the file when the checkpoint given is not one (asked
+        """``ModelError`` naming the file when the checkpoint given is not one (asked
         before any work, so a typo costs nothing)."""
         if self.checkpoint is not None and not self.checkpoint.is_file():
-            raise EmbeddingError(
+            raise ModelError(
                 f"the CLIP checkpoint {self.checkpoint} does not exist: give the path of a "
                 f"{self.model} weights file (open_clip's .pt or .safetensors), or a hub tag"
             )
@@ -97,7 +92,7 @@ def _load(weights: ClipWeights) -> tuple[Any, Any]:
         import open_clip
         import torch
     except ImportError as exc:
-        raise EmbeddingError(
+        raise ModelError(
             f"open_clip is not installed ({exc}): pip install -e '.[symbols]'"
         ) from None
     weights.check()
@@ -110,7 +105,7 @@ def _load(weights: ClipWeights) -> tuple[Any, Any]:
         warn_random_weights()
         torch.manual_seed(weights.seed)
     else:
-        raise EmbeddingError(
+        raise ModelError(
             "no CLIP weights given: a checkpoint file (checkpoint=PATH), a hub tag (hub=TAG, "
             "needs a network) or, knowingly, random weights (random_weights=True)"
         )
@@ -119,7 +114,7 @@ def _load(weights: ClipWeights) -> tuple[Any, Any]:
             weights.model, pretrained=pretrained
         )
     except Exception as exc:  # open_clip raises RuntimeError, HTTP and file errors alike
-        raise EmbeddingError(
+        raise ModelError(
             f"open_clip could not load {weights.model} with weights {pretrained!r}: "
             f"{str(exc)[:300]}"
         ) from None

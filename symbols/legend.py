@@ -33,7 +33,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from cartoqa.errors import CartoqaError
+from cartoqa.errors import RenderStackError
 
 from .catalogue import CatalogueEntry
 
@@ -44,7 +44,6 @@ __all__ = [
     "RING_M",
     "SYMBOL_PX",
     "Legend",
-    "LegendError",
     "checked_png",
     "grid_osm",
     "point_and_label_layers",
@@ -70,10 +69,6 @@ _POINT_SYMBOLIZERS = frozenset(
 _M_PER_DEG = 111_195.0
 
 
-class LegendError(CartoqaError):
-    """The legend could not be drawn."""
-
-
 @dataclass
 class Legend:
     """What the legend drew, and what it dropped and why."""
@@ -85,14 +80,14 @@ class Legend:
 
 
 def checked_png(png: bytes, size: int, key: str) -> bytes:
-    """``png`` once it decodes whole as a ``size`` x ``size`` image; ``LegendError`` naming
+    """``png`` once it decodes whole as a ``size`` x ``size`` image; ``RenderStackError`` naming
     the entry ``key`` and what is wrong otherwise."""
     from cartoqa.stores.cache_files import BadCacheEntry, decoded_png
 
     try:
         decoded_png(png, size=(size, size))
     except BadCacheEntry as exc:
-        raise LegendError(
+        raise RenderStackError(
             f"the legend image of {key} is not a whole {size}x{size} PNG ({exc}); "
             "nothing was written: check Mapnik's install (bash scripts/setup.sh main)"
         ) from None

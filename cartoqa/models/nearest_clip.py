@@ -56,11 +56,11 @@ def parse_weights(rest: str) -> dict[str, Any]:
             "nearest-clip:hub:TAG (needs a network), nearest-clip:random (chance accuracy), "
             "or set CARTOQA_CLIP_CHECKPOINT"
         )
-    from symbols.embed import ClipWeights, EmbeddingError
+    from symbols.embed import ClipWeights
 
     try:
         ClipWeights(checkpoint=path).check()
-    except EmbeddingError as exc:
+    except ModelError as exc:
         raise ModelError(f"nearest-clip: {exc}") from None
     return {"checkpoint": path}
 
@@ -80,12 +80,9 @@ class NearestClipModel(_Baseline):
 
     def _clip(self, model: str) -> Any:
         if model not in self._clips:
-            from symbols.embed import Clip, ClipWeights, EmbeddingError
+            from symbols.embed import Clip, ClipWeights
 
-            try:
-                self._clips[model] = Clip(ClipWeights(model=model, **self._weights))
-            except EmbeddingError as exc:
-                raise ModelError(str(exc)) from None
+            self._clips[model] = Clip(ClipWeights(model=model, **self._weights))
         return self._clips[model]
 
     def _answer(self, request: Request) -> str:

@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from annotations.decisions import DecisionError, DecisionStore, StaleEditError
+from annotations.decisions import DecisionStore
+from cartoqa.errors import ReviewError, StaleEditError
 from cartoqa.records import CountTruth, NumberTruth
 from cartoqa.stores import load_dataset
 from tests.cartoqa.model_data import kinds_dataset
@@ -111,11 +112,11 @@ def test_rows_are_append_only_even_by_hand(ds, tmp_path):
 def test_bad_decisions_are_refused_with_the_reason(ds, tmp_path):
     store = DecisionStore.open(tmp_path / "r.sqlite", ds)
     s = _by(ds, "stmf_count-000")
-    with pytest.raises(DecisionError, match="verdict 'maybe'"):
+    with pytest.raises(ReviewError, match="verdict 'maybe'"):
         store.decide(s, reviewer="ana", verdict="maybe", seen=0)
-    with pytest.raises(DecisionError, match="gives the corrected truth"):
+    with pytest.raises(ReviewError, match="gives the corrected truth"):
         store.decide(s, reviewer="ana", verdict="correct", seen=0)
-    with pytest.raises(DecisionError, match="takes no truth"):
+    with pytest.raises(ReviewError, match="takes no truth"):
         store.decide(
             s,
             reviewer="ana",
@@ -123,18 +124,18 @@ def test_bad_decisions_are_refused_with_the_reason(ds, tmp_path):
             seen=0,
             truth=CountTruth(value=1, feature_type="bank"),
         )
-    with pytest.raises(DecisionError, match="reviewer"):
+    with pytest.raises(ReviewError, match="reviewer"):
         store.decide(s, reviewer="  ", verdict="accept", seen=0)
-    with pytest.raises(DecisionError, match="not valid for task 'stmf_count'"):
+    with pytest.raises(ReviewError, match="not valid for task 'stmf_count'"):
         store.decide(s, reviewer="ana", verdict="correct", seen=0, truth=NumberTruth(value=2.0))
-    with pytest.raises(DecisionError, match="not valid"):
+    with pytest.raises(ReviewError, match="not valid"):
         store.decide(s, reviewer="ana", verdict="correct", seen=0, truth={"kind": "count"})
     assert store.version(s.id) == 0
 
 
 def test_a_store_made_for_another_dataset_is_refused(ds, tmp_path):
     DecisionStore.open(tmp_path / "r.sqlite", ds).close()
-    with pytest.raises(DecisionError, match="another dataset"):
+    with pytest.raises(ReviewError, match="another dataset"):
         DecisionStore(tmp_path / "r.sqlite", "0" * 64)
 
 
@@ -159,7 +160,8 @@ def test_two_reviews_required_agreement_and_disputes(ds, tmp_path):
 _CHILD = """
 import sys
 from pathlib import Path
-from annotations.decisions import DecisionStore, StaleEditError
+from cartoqa.errors import StaleEditError
+from annotations.decisions import DecisionStore
 from cartoqa.stores import load_dataset
 ds = load_dataset(Path(sys.argv[1]))
 store = DecisionStore.open(Path(sys.argv[2]), ds)
@@ -263,7 +265,7 @@ def test_one_person_is_one_reviewer_whatever_invisible_characters_they_type(tmp_
     d = store.decide(_by(ds, "mml-000"), reviewer="ana \t\n  lee", verdict="accept", seen=0)
     assert d.reviewer == "ana lee"
     for bad in ("\u200b", "\u202e\u202c", " \x00 "):
-        with pytest.raises(DecisionError, match="name"):
+        with pytest.raises(ReviewError, match="name"):
             store.decide(_by(ds, "mfs-000"), reviewer=bad, verdict="accept", seen=0)
     assert store.version("mfs-000") == 0
     store.decide(count, reviewer="bo", verdict="accept", seen=3)
@@ -310,7 +312,7 @@ def _locked(path: Path):
 
 def test_a_held_store_is_refused_as_busy_naming_it(ds, tmp_path):
     """Finding 17: a locked store froze every request for ~30 s, then failed unexplained."""
-    from annotations.decisions import StoreBusyError
+    from cartoqa.errors import StoreBusyError
 
     store = DecisionStore.open(tmp_path / "r.sqlite", ds, busy_timeout_s=0.2)
     other = _locked(tmp_path / "r.sqlite")

@@ -10,12 +10,12 @@ import pytest
 from annotations.fields import (
     JSON_FIELD,
     NO_NAME,
-    FormError,
     edited_fields,
     form_fields,
     read_form,
     truth_from_form,
 )
+from cartoqa.errors import ReviewError
 from cartoqa.records import (
     CountTruth,
     DrawnFeature,
@@ -86,7 +86,7 @@ def test_route_steps_are_lines_of_action_and_road():
     ],
 )
 def test_a_route_line_without_action_and_road_is_named(text, says):
-    with pytest.raises(FormError, match=says):
+    with pytest.raises(ReviewError, match=says):
         truth_from_form(route(), {**as_browser_sends(route()), "steps": text})
 
 
@@ -106,7 +106,7 @@ def test_road_pair_keeps_the_label_of_the_road_still_named():
     assert [b["road"] for b in got["labels"]] == ["Rue A"]
     swapped = truth_from_form(t, {**as_browser_sends(t), "road_1": "Rue B", "road_2": "Rue A"})
     assert len(swapped["labels"]) == 2  # the same two roads
-    with pytest.raises(FormError, match="Road 1 is empty"):
+    with pytest.raises(ReviewError, match="Road 1 is empty"):
         truth_from_form(t, {**as_browser_sends(t), "road_1": " "})
 
 
@@ -116,7 +116,7 @@ def test_count_keeps_its_evidence_and_refuses_what_is_not_a_count():
     got = truth_from_form(t, {**as_browser_sends(t), "value": "3", "optional": "0"})
     assert (got["value"], got.get("optional", 0), got["features"]) == (3, 0, t["features"])
     for bad in ("-1", "2.5", "three", "", "nan"):
-        with pytest.raises(FormError, match="Count"):
+        with pytest.raises(ReviewError, match="Count"):
             truth_from_form(t, {**as_browser_sends(t), "value": bad})
 
 
@@ -125,14 +125,14 @@ def test_a_number_takes_thousands_separators_and_its_other_units_follow():
     got = truth_from_form(t, {**as_browser_sends(t), "value": "1,250"})
     assert got["value"] == 1250 and got["equivalents"]["ft"] == pytest.approx(4101.05)
     assert truth_from_form(t, {**as_browser_sends(t), "value": "1 000"}) == t
-    with pytest.raises(FormError, match="'1,25' is not a number"):
+    with pytest.raises(ReviewError, match="'1,25' is not a number"):
         truth_from_form(t, {**as_browser_sends(t), "value": "1,25"})  # a decimal comma
-    with pytest.raises(FormError, match="finite"):
+    with pytest.raises(ReviewError, match="finite"):
         truth_from_form(t, {**as_browser_sends(t), "value": "1e400"})
     for bad in ("inf", "nan", "1_000", "²", "１２", "0x10"):
-        with pytest.raises(FormError, match="is not a number"):
+        with pytest.raises(ReviewError, match="is not a number"):
             truth_from_form(t, {**as_browser_sends(t), "value": bad})
-    with pytest.raises(FormError, match="negative length"):
+    with pytest.raises(ReviewError, match="negative length"):
         truth_from_form(t, {**as_browser_sends(t), "value": "-5"})
     assert truth_from_form(t, {**as_browser_sends(t), "value": "1.5e3"})["value"] == 1500
 
@@ -151,7 +151,7 @@ def test_feature_table_counts_and_names_per_type():
     got = truth_from_form(t, form)
     assert got["features"]["atm"]["count"] == 1 and got["features"]["atm"]["names"] == ["Otto"]
     assert got["features"]["bank"] == t["features"]["bank"]
-    with pytest.raises(FormError, match="atm: count"):
+    with pytest.raises(ReviewError, match="atm: count"):
         truth_from_form(t, {**form, "table.atm.count": "x"})
 
 
@@ -159,12 +159,12 @@ def test_choice_boolean_coordinate_and_indices():
     cases = {c[0]: c[1].model_dump(mode="json") for c in CASES}
     mfs = cases["mfs"]
     assert truth_from_form(mfs, {**as_browser_sends(mfs), "answer": "A"})["answer"] == "A"
-    with pytest.raises(FormError, match="'E' is not one of A, B, C, D"):
+    with pytest.raises(ReviewError, match="'E' is not one of A, B, C, D"):
         truth_from_form(mfs, {**as_browser_sends(mfs), "answer": "E"})
     b = cases["stmf_presence"]
     assert truth_from_form(b, {**as_browser_sends(b), "value": "yes"})["value"] is True
     c = cases["interpolation"]
-    with pytest.raises(FormError, match="off the globe"):
+    with pytest.raises(ReviewError, match="off the globe"):
         truth_from_form(c, {**as_browser_sends(c), "lat": "95"})
     i = cases["route_geometry_indices"]
     assert truth_from_form(i, {**as_browser_sends(i), "indices": "5, 0 2,2"})["indices"] == [
@@ -172,7 +172,7 @@ def test_choice_boolean_coordinate_and_indices():
         2,
         5,
     ]
-    with pytest.raises(FormError, match="'-1'"):
+    with pytest.raises(ReviewError, match="'-1'"):
         truth_from_form(i, {**as_browser_sends(i), "indices": "-1, 2"})
 
 
@@ -183,10 +183,10 @@ def test_the_json_edit_wins_and_editing_both_is_refused():
     assert (got, part) == (edited, "json")
     count = CountTruth(value=2, feature_type="bank").model_dump(mode="json")
     both = {**as_browser_sends(count), "value": "3", JSON_FIELD: json.dumps({**count, "value": 4})}
-    with pytest.raises(FormError, match="both the fields and the JSON"):
+    with pytest.raises(ReviewError, match="both the fields and the JSON"):
         truth_from_form(count, both)
     for bad, says in (("{", "not valid JSON"), ("[1]", "must be an object")):
-        with pytest.raises(FormError, match=says):
+        with pytest.raises(ReviewError, match=says):
             truth_from_form(count, {**as_browser_sends(count), JSON_FIELD: bad})
 
 
@@ -203,7 +203,7 @@ def test_only_the_edited_part_is_read():
     (steps, _) = form_fields(odd)
     assert steps.value.endswith("turn right |")
     assert read_form(odd, as_browser_sends(odd)) == (odd, "")
-    with pytest.raises(FormError, match="line 2"):
+    with pytest.raises(ReviewError, match="line 2"):
         truth_from_form(odd, {**as_browser_sends(odd), "steps": steps.value + " \nx"})
 
 
@@ -219,6 +219,6 @@ def test_json_too_deep_or_not_json_is_refused_not_a_crash():
         form = {**as_browser_sends(t), JSON_FIELD: raw}
         try:
             got, part = read_form(t, form)
-        except FormError:
+        except ReviewError:
             continue
         assert part == "json" and got != t  # read, and left for the store to refuse

@@ -20,11 +20,12 @@ sync_api = pytest.importorskip("playwright.sync_api")
 
 @pytest.fixture(scope="module")
 def browser():
-    from maps.browser import BrowserError, chromium_path
+    from cartoqa.errors import RenderStackError
+    from maps.browser import chromium_path
 
     try:
         path = chromium_path()
-    except BrowserError as exc:
+    except RenderStackError as exc:
         pytest.skip(str(exc))
     with sync_api.sync_playwright() as pw:
         b = pw.chromium.launch(executable_path=path, args=["--no-sandbox"])

@@ -11,10 +11,10 @@ from collections import Counter
 import pytest
 from typer.testing import CliRunner
 
-from annotations.decisions import DecisionStore, StaleEditError
+from annotations.decisions import DecisionStore
 from annotations.export import REVIEW_FILE, export_reviewed
 from cartoqa.cli import app
-from cartoqa.errors import CartoqaError
+from cartoqa.errors import CartoqaError, StaleEditError
 from cartoqa.stores import load_dataset
 from tests.cartoqa.model_data import kinds_dataset, png
 

@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from annotations.decisions import DecisionError, DecisionStore
+from annotations.decisions import DecisionStore
 from annotations.export import export_reviewed
+from cartoqa.errors import ReviewError
 from cartoqa.records import CountTruth
 from cartoqa.stores import DatasetWriter, load_dataset
 from tests.cartoqa.model_data import kinds_dataset
@@ -58,7 +59,7 @@ def test_a_rebuild_with_overwrite_keeps_every_one_of_1100_decisions(tmp_path):
         assert [d.as_dict() for d in kept.all()] == before
         assert {kept.status(s.id) for s in new.samples} == {"rejected"}  # the last round
     # the old store object may not write to the copy the rebuild replaced
-    with pytest.raises(DecisionError, match="rebuilt"):
+    with pytest.raises(ReviewError, match="rebuilt"):
         store.decide(ds.samples[0], reviewer="ana", verdict="reject", seen=110, reason="x")
     store.close()
     with DecisionStore.open(path, new) as again:

@@ -60,11 +60,12 @@ def test_cut_pngs_are_refused_by_every_check_even_with_pil_lenient(lenient_pil):
 
 
 def test_a_cut_legend_image_is_refused_with_pil_lenient(lenient_pil):
-    from symbols.legend import LegendError, checked_png
+    from cartoqa.errors import RenderStackError
+    from symbols.legend import checked_png
 
     whole = _encoded("PNG", 120)
     assert checked_png(whole, 120, "symbol:amenity=bank") == whole
-    with pytest.raises(LegendError, match="amenity=bank"):
+    with pytest.raises(RenderStackError, match="amenity=bank"):
         checked_png(whole[: len(whole) - 40], 120, "symbol:amenity=bank")
 
 

@@ -10,7 +10,6 @@ import pytest
 
 from cartoqa.records import ChoiceTruth, Metadata, Prompt, Provenance, Sample, SampleScore
 from evaluators import AnswerParseError
-from evaluators.map_features import ORIGINAL_SEED
 from evaluators.mfs import (
     format_mfs,
     mfs_metrics,
@@ -18,6 +17,7 @@ from evaluators.mfs import (
     mfs_score_original,
     parse_mfs,
 )
+from evaluators.poi import ORIGINAL_SEED
 
 OPTIONS = {"A": "Road", "B": "Cafe", "C": "Bank", "D": "Fast food", "E": "Park"}
 

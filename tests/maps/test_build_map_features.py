@@ -12,10 +12,10 @@ import pytest
 
 from cartoqa.models.baselines import oracle_answer, random_answer
 from cartoqa.records import BooleanTruth, CountTruth, FeatureTableTruth, NamesTruth
+from cartoqa.records.feature_types import FEATURE_TYPES
 from cartoqa.scoring import score_run
 from cartoqa.stores import load_dataset
 from cartoqa.tasks import build_dataset
-from cartoqa.tasks.map_features import FEATURE_TYPES
 
 TASKS = ["stmf_presence", "stmf_count", "stmf_names", "mtmf"]
 

@@ -8,7 +8,8 @@ import pytest
 from cartoqa.geodesy import distance_km
 from cartoqa.stores import load_dataset
 from cartoqa.tasks import build_dataset
-from cartoqa.tasks.navigation import MAX_BLANK_SHARE, MIN_LEG_PX, SAME_JUNCTION_M
+from cartoqa.tasks.navigation import MIN_LEG_PX, SAME_JUNCTION_M
+from cartoqa.tasks.views import MAX_BLANK_SHARE
 from maps import View
 from maps.roads import load_road_graph
 

@@ -248,7 +248,7 @@ def test_a_tile_cache_on_a_full_disk_fails_clearly_and_leaves_no_temporary_files
     engine,
     tmpfs,  # noqa: F811
 ):
-    from maps.tiles import TileError
+    from cartoqa.errors import RenderStackError
 
     disk = tmpfs("1m")
     r = _renderer(engine, disk / "cache")
@@ -260,7 +260,7 @@ def test_a_tile_cache_on_a_full_disk_fails_clearly_and_leaves_no_temporary_files
                 f.write(b"\0" * 65536)
         except OSError:
             pass
-    with pytest.raises(TileError, match="no space|No space") as err:
+    with pytest.raises(RenderStackError, match="no space|No space") as err:
         r.tile(z, x, y)
     assert str(disk / "cache") in str(err.value)
     assert [p for p in disk.rglob("*") if ".tmp" in p.name] == []

@@ -17,8 +17,9 @@ from pathlib import Path
 
 import pytest
 
+from cartoqa.errors import DatabaseError
 from cartoqa.settings import running_as_root
-from maps.database import DatabaseError, PostgresCluster
+from maps.database import PostgresCluster
 
 PORT = 5491  # not the shared cluster's; each cluster has its own socket folder anyway
 

@@ -6,7 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from maps import ExtractError, load_extract
+from cartoqa.errors import MapDataError
+from maps import load_extract
 from maps.coverage import CELL_M, CoverageGrid, coverage_of
 
 from .conftest import extract_path
@@ -121,7 +122,7 @@ def test_an_empty_view_is_refused(tmp_path):
     src = tmp_path / "two-towns.osm"
     two_towns(src)
     e = load_extract(src, cache=tmp_path / "cache")
-    with pytest.raises(ExtractError, match=r"two-towns: box .* is empty or inverted"):
+    with pytest.raises(MapDataError, match=r"two-towns: box .* is empty or inverted"):
         e.covered_share(box(3, 3, 1, 1))
 
 

@@ -14,8 +14,8 @@ import pytest
 from shapely.geometry import Polygon
 from shapely.geometry import box as rect
 
-from cartoqa.tasks._views import view_bounds
-from cartoqa.tasks.navigation import MAX_BLANK_SHARE, NavigationSampler, Reject
+from cartoqa.tasks.navigation import attempt_rle
+from cartoqa.tasks.views import MAX_BLANK_SHARE, Reject, ViewSampler, view_bounds
 from maps.extracts import load_extract
 from maps.roads import load_road_graph
 
@@ -76,13 +76,11 @@ def test_the_header_box_alone_calls_a_view_past_the_data_covered(town):
 
 def test_rle_views_past_the_data_are_rejected_and_blank_is_measured(town):
     extract, roads = town
-    sampler = NavigationSampler(
-        roads, None, extract.bounds, seed=11, covered_share=extract.covered_share
-    )
+    sampler = ViewSampler(roads, None, extract.bounds, seed=11, covered_share=extract.covered_share)
     plans, why = [], Counter()
     for _ in range(400):
         try:
-            plans.append(sampler.attempt_rle("simple"))
+            plans.append(attempt_rle(sampler, "simple"))
         except Reject as r:
             why[r.reason] += 1
     assert len(plans) >= 10, why
@@ -98,12 +96,12 @@ def test_a_dead_end_the_clip_made_is_never_a_marker(town):
     extract, roads = town
     g = roads.graph
     assert CLIP_END in g and REAL_END in g
-    sampler = NavigationSampler(roads, None, extract.bounds, seed=5)
+    sampler = ViewSampler(roads, None, extract.bounds, seed=5)
     at = roads.node_latlon(CLIP_END)
     marked = []
     for _ in range(400):
         try:
-            plan = sampler.attempt_rle("simple")
+            plan = attempt_rle(sampler, "simple")
         except Reject:
             continue
         marked += [(m.lat, m.lon) for m in plan.view.markers]

@@ -16,10 +16,11 @@ from pathlib import Path
 
 import pytest
 
+from cartoqa.errors import DatabaseError
 from cartoqa.settings import running_as_root
 from maps import MapEngine, Marker, View
 from maps.browser import screenshot_views
-from maps.database import DatabaseError, PostgresCluster
+from maps.database import PostgresCluster
 from maps.labels import RoadLabels
 from maps.tiles import TileRenderer
 

@@ -12,12 +12,13 @@ import pytest
 from PIL import Image
 from shapely.geometry import Point
 
+from cartoqa.errors import RenderStackError
 from maps.coastline import sea_polygons
 from maps.database import ensure_database
 from maps.extracts import load_extract
 from maps.projection import world_pixel
 from maps.style import load_map, prepare_style
-from maps.tiles import TileError, TileRenderer
+from maps.tiles import TileRenderer
 
 from .conftest import extract_path, network
 
@@ -134,7 +135,7 @@ def test_metatiles_cache_and_concurrent_processes(engine_for, tmp_path):
     meta = np.asarray(img.convert("RGB")).astype(int)
     assert np.mean(np.abs(one - meta) > 40) < 0.10  # labels may sit differently, the map not
     assert r.tile(17, x, y) == png  # from the cache, same bytes
-    with pytest.raises(TileError, match="does not exist"):
+    with pytest.raises(RenderStackError, match="does not exist"):
         r.tile(17, 2**17, 0)
     # two processes asking for the same new metatile render it once between them
     jobs = [(eng.style, eng.database, tmp_path / "shared", 17, x, y)] * 2

@@ -14,8 +14,9 @@ import osmium
 import psycopg
 import pytest
 
-from maps import ExtractError, load_extract
-from maps.database import DatabaseError, ensure_database
+from cartoqa.errors import DatabaseError, MapDataError
+from maps import load_extract
+from maps.database import ensure_database
 from maps.roads import load_road_graph
 
 from .osm_xml import osm_grid_xml, osm_relation_xml, write_osm
@@ -203,7 +204,7 @@ def test_unreadable_file_names_itself_and_the_fault(name, tmp_path):
     data, fault = UNREADABLE[name]
     src = tmp_path / name
     src.write_bytes(data(tmp_path))
-    with pytest.raises(ExtractError) as info:
+    with pytest.raises(MapDataError) as info:
         load_extract(src, cache=tmp_path / "cache")
     msg = str(info.value)
     assert f"cannot read {src} as OSM data" in msg and fault in msg
@@ -214,5 +215,5 @@ def test_repair_without_the_osmium_command_says_how_to_install_it(tmp_path, monk
     src = tmp_path / "josm.osm"
     josm_file(src)
     monkeypatch.setenv("PATH", str(tmp_path))  # a PATH with no osmium on it
-    with pytest.raises(ExtractError, match=r"josm.osm needs repair .* apt-get install osmium-tool"):
+    with pytest.raises(MapDataError, match=r"josm.osm needs repair .* apt-get install osmium-tool"):
         load_extract(src, cache=tmp_path / "cache")

@@ -6,7 +6,8 @@ import logging
 import osmium
 import pytest
 
-from maps import ExtractError, default_extract_path, load_extract
+from cartoqa.errors import MapDataError
+from maps import default_extract_path, load_extract
 
 from .conftest import extract_path, network
 
@@ -59,27 +60,27 @@ def test_embedded_default_is_pyrosms_helsinki(tmp_path):
 
 
 def test_bad_extracts(tmp_path):
-    with pytest.raises(ExtractError, match="does not exist"):
+    with pytest.raises(MapDataError, match="does not exist"):
         load_extract(tmp_path / "nope.osm.pbf", cache=tmp_path)
     (tmp_path / "notes.txt").write_text("hello")
-    with pytest.raises(ExtractError, match="not an OSM extract by its name"):
+    with pytest.raises(MapDataError, match="not an OSM extract by its name"):
         load_extract(tmp_path / "notes.txt", cache=tmp_path)
     (tmp_path / "broken.osm.pbf").write_bytes(b"\x00\x01garbage" * 10)
-    with pytest.raises(ExtractError, match="cannot read .*broken.osm.pbf"):
+    with pytest.raises(MapDataError, match="cannot read .*broken.osm.pbf"):
         load_extract(tmp_path / "broken.osm.pbf", cache=tmp_path)
     (tmp_path / "empty.osm").write_text('<?xml version="1.0"?><osm version="0.6"></osm>')
-    with pytest.raises(ExtractError, match="holds no nodes"):
+    with pytest.raises(MapDataError, match="holds no nodes"):
         load_extract(tmp_path / "empty.osm", cache=tmp_path)
 
 
 def test_download_needs_exactly_one_place_or_box(tmp_path):
     from maps.extracts import download_extract
 
-    with pytest.raises(ExtractError, match="exactly one of"):
+    with pytest.raises(MapDataError, match="exactly one of"):
         download_extract(out=tmp_path / "x.osm")
-    with pytest.raises(ExtractError, match="exactly one of"):
+    with pytest.raises(MapDataError, match="exactly one of"):
         download_extract(place="Monaco", bbox=(43.7, 7.4, 43.75, 7.45), out=tmp_path / "x.osm")
-    with pytest.raises(ExtractError, match="is empty"):
+    with pytest.raises(MapDataError, match="is empty"):
         download_extract(bbox=(43.75, 7.4, 43.7, 7.45), out=tmp_path / "x.osm")
 
 

@@ -1,4 +1,4 @@
-"""The colour matching of the coded render (``maps.features._near_colours``): a pixel a unit
+"""The colour matching of the coded render (``maps.feature_pixels._near_colours``): a pixel a unit
 off a code colour in a channel is that code's (text drawn with a halo of its own colour
 composes so), an exact match wins over a near one, and a pixel two codes reach alike is
 nobody's."""
@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from maps.features import COLOUR_TOLERANCE, _near_colours
+from maps.feature_pixels import COLOUR_TOLERANCE, _near_colours
 
 
 def _owner(values: np.ndarray, which: np.ndarray, pixel: int) -> int | None:

@@ -1,7 +1,7 @@
 """Road-name visibility from the colour-coded render, against what a person sees in the image.
 
 The expectations were checked by eye on the rendered Monaco view at the
-extract's centre, zoom 18 (the README shows how to render it): the names
+extract's centre, zoom 18 (docs/render-stack.md shows how to render it): the names
 listed as whole are printed whole in the image, the partial ones are cut
 by the image's edge.
 """

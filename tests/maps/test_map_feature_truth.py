@@ -1,4 +1,4 @@
-"""Map-feature ground truth (``maps.features`` + ``cartoqa.tasks.poi``) on an extract made
+"""Map-feature ground truth (``maps.feature_pixels`` + ``cartoqa.tasks.poi``) on an extract made
 for its hard cases, checked against the image by other means: Tesseract reading the
 rendered map (a name the truth calls drawn is read, one it calls dropped is not) and the
 icons' own colours in the style (an icon the truth counts has its pixels there, one it

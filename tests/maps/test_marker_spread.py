@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from collections import Counter
 
-from cartoqa.tasks.navigation import NavigationSampler, Reject
+from cartoqa.tasks.navigation import attempt_rle
+from cartoqa.tasks.views import Reject, ViewSampler
 from maps.roads import RoadGraph
 
 from .road_fixtures import graph, ll, road
@@ -18,11 +19,11 @@ from .road_fixtures import graph, ll, road
 BIG = (*ll(-20, -20), *ll(50, 40))  # an extract box around every fixture here
 
 
-def attempts(sampler: NavigationSampler, n: int, *, want: int | None = None):
+def attempts(sampler: ViewSampler, n: int, *, want: int | None = None):
     plans, why = [], Counter()
     for _ in range(n):
         try:
-            plans.append(sampler.attempt_rle("simple"))
+            plans.append(attempt_rle(sampler, "simple"))
         except Reject as r:
             why[r.reason] += 1
         if want is not None and len(plans) == want:
@@ -34,12 +35,12 @@ def test_a_pair_asked_both_ways_is_one_pair():
     """One straight 300 m road: the only pair of markers is its two ends, either way round."""
     g = graph({1: (0, 0), 2: (3, 0)})
     road(g, "Long Road", [1, 2])
-    sampler = NavigationSampler(RoadGraph(g, "pair"), None, BIG, seed=3)
+    sampler = ViewSampler(RoadGraph(g, "pair"), None, BIG, seed=3)
     plans, why = attempts(sampler, 200)
     assert len(plans) == 1, [p.view.markers for p in plans]
     assert why["duplicate"] > 0
     # with repeats allowed, both ways come back
-    again = NavigationSampler(RoadGraph(g, "pair"), None, BIG, seed=3, repeat_places=True)
+    again = ViewSampler(RoadGraph(g, "pair"), None, BIG, seed=3, repeat_places=True)
     plans, _ = attempts(again, 200)
     ends = {(p.view.markers[0].lon, p.view.markers[1].lon) for p in plans}
     assert len(ends) == 2
@@ -79,7 +80,7 @@ def dense_street_town():
 def test_samples_spread_over_the_town_not_along_its_densest_street():
     g, on_dense = dense_street_town()
     assert len(on_dense) > g.number_of_nodes() / 2
-    sampler = NavigationSampler(RoadGraph(g, "dense"), None, BIG, seed=7)
+    sampler = ViewSampler(RoadGraph(g, "dense"), None, BIG, seed=7)
     plans, _ = attempts(sampler, 2000, want=18)
     assert len(plans) == 18
     origins = []

@@ -6,8 +6,9 @@ import random
 
 import pytest
 
-from cartoqa.tasks._views import MARGIN_PX, fit_center
-from maps import Marker, View, ViewError
+from cartoqa.errors import MapDataError
+from cartoqa.tasks.views import MARGIN_PX, fit_center
+from maps import Marker, View
 from maps.page import PIN_BOX_PX
 from maps.projection import pixel_to_lat_lon, world_pixel
 
@@ -48,7 +49,7 @@ def test_a_marker_wholly_inside_is_drawn_where_the_projection_puts_it():
     ],
 )
 def test_a_marker_not_drawn_whole_is_refused_with_its_pixel_and_the_bounds(x, y, says):
-    with pytest.raises(ViewError) as err:
+    with pytest.raises(MapDataError) as err:
         view(x, y, "red")
     msg = str(err.value)
     lat, lon = at(x, y)

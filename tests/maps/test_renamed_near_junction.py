@@ -14,8 +14,8 @@ from collections import Counter
 
 import pytest
 
-from cartoqa.tasks._views import view_pixels
-from cartoqa.tasks.navigation import RENAME_M, NavigationSampler, Reject
+from cartoqa.tasks.navigation import RENAME_M, attempt_mml
+from cartoqa.tasks.views import Reject, ViewSampler, view_pixels
 from maps import MapEngine
 from maps.labels import RoadLabels
 from maps.roads import load_road_graph
@@ -71,13 +71,11 @@ def engine(folder, change_at, cluster, cache, carto_files) -> MapEngine:
 
 def mml_outcomes(eng: MapEngine, cache, tries: int = 30) -> tuple[list, Counter]:
     roads = load_road_graph(eng.extract, cache=cache)
-    sampler = NavigationSampler(
-        roads, RoadLabels(eng), eng.extract.bounds, seed=2, repeat_places=True
-    )
+    sampler = ViewSampler(roads, RoadLabels(eng), eng.extract.bounds, seed=2, repeat_places=True)
     plans, why = [], Counter()
     for i in range(tries):
         try:
-            plans.append(sampler.attempt_mml("blue" if i % 2 == 0 else "red"))
+            plans.append(attempt_mml(sampler, "blue" if i % 2 == 0 else "red"))
         except Reject as r:
             why[r.reason] += 1
     return plans, why

@@ -13,8 +13,9 @@ import os
 import numpy as np
 import pytest
 
+from cartoqa.errors import RenderStackError
 from cartoqa.geodesy import from_web_mercator
-from maps import MapEngine, Marker, RenderError, View
+from maps import MapEngine, Marker, View
 from maps.projection import HALF_WORLD_M, metres_per_pixel, world_pixel
 
 from .conftest import extract_path
@@ -183,7 +184,7 @@ def test_missing_asset_is_an_aborted_request_not_a_grey_map(engine_for, tmp_path
     monkeypatch.setenv("CARTOQA_ASSETS", str(fake))
     eng = engine_for("monaco.osm.pbf")
     view = view_for("monaco.osm.pbf", 17)
-    with pytest.raises(RenderError, match="leaflet.awesome-markers"):
+    with pytest.raises(RenderStackError, match="leaflet.awesome-markers"):
         eng.render(view)
     [lenient] = eng.render_many([view], strict=False, progress=False)
     assert any("awesome-markers" in u for u in lenient.aborted)
@@ -191,15 +192,16 @@ def test_missing_asset_is_an_aborted_request_not_a_grey_map(engine_for, tmp_path
 
 
 def test_a_view_outside_the_extract_is_refused(engine_for):
-    from maps import ViewError
+    from cartoqa.errors import MapDataError
 
     eng = engine_for("monaco.osm.pbf")
-    with pytest.raises(ViewError, match="outside the extract monaco.*would be empty"):
+    with pytest.raises(MapDataError, match="outside the extract monaco.*would be empty"):
         eng.render(View.make((48.8566, 2.3522), 17))  # Paris
 
 
 def test_make_tiles_renders_a_metatile_once_for_the_tiles_asked(engine_for, tmp_path):
-    from maps.tiles import TileError, TileRenderer
+    from cartoqa.errors import RenderStackError
+    from maps.tiles import TileRenderer
 
     eng = engine_for("monaco.osm.pbf")
     x, y = (int(v // 256) for v in world_pixel(43.7384, 7.4246, 18))
@@ -212,7 +214,7 @@ def test_make_tiles_renders_a_metatile_once_for_the_tiles_asked(engine_for, tmp_
     )
     r.tile(18, x0 + 1, y0)
     assert r.rendered_metatiles == 1  # from the disk cache
-    with pytest.raises(TileError, match="not all in one metatile"):
+    with pytest.raises(RenderStackError, match="not all in one metatile"):
         r.make_tiles(18, [(x0 + 2, y0), (x0 + 8, y0)])
 
 
@@ -221,7 +223,8 @@ def test_the_headless_shell_is_preferred_and_renders_like_the_full_browser(
 ):
     import shutil
 
-    from maps.browser import BrowserError, chromium_path
+    from cartoqa.errors import RenderStackError
+    from maps.browser import chromium_path
 
     monkeypatch.delenv("CARTOQA_CHROMIUM", raising=False)
     if shutil.which("chromium-headless-shell") is None or shutil.which("chromium") is None:
@@ -237,5 +240,5 @@ def test_the_headless_shell_is_preferred_and_renders_like_the_full_browser(
     differ = (full.image() != shell.image()).any(axis=2)
     assert differ.mean() < 0.001, f"{differ.sum()} pixels differ"
     monkeypatch.setenv("CARTOQA_CHROMIUM", "/nonexistent/chromium")
-    with pytest.raises(BrowserError, match="CARTOQA_CHROMIUM=/nonexistent/chromium"):
+    with pytest.raises(RenderStackError, match="CARTOQA_CHROMIUM=/nonexistent/chromium"):
         chromium_path()

@@ -5,10 +5,11 @@ import random
 
 import pytest
 
+from cartoqa.errors import RouteError
 from cartoqa.records import RouteTruth
 from evaluators.navigation import score_route
 from maps.roads import load_road_graph, normalise_road
-from maps.routes import RouteError, road_network, shortest_route
+from maps.routes import road_network, shortest_route
 from tests.maps.conftest import extract_path
 
 EXTRACTS = [

@@ -2,9 +2,10 @@
 
 import pytest
 
+from cartoqa.errors import RouteError
 from cartoqa.records import RouteTruth
 from evaluators.navigation import parse_route, route_connected, score_route
-from maps.routes import RouteError, road_network, route_from_nodes, shortest_route
+from maps.routes import road_network, route_from_nodes, shortest_route
 from tests.maps.road_fixtures import graph, road
 
 BLUE, RED = "blue", "red"

@@ -14,10 +14,9 @@ from typer.testing import CliRunner
 from cartoqa.cli import app
 from cartoqa.records import NumberTruth
 from cartoqa.stores import load_dataset
-from cartoqa.tasks._views import fit_center
-from cartoqa.tasks.navigation import Plan, Question, Reject
 from cartoqa.tasks.spec import register_task
 from cartoqa.tasks.templates import default_prompts, load_prompts
+from cartoqa.tasks.views import Plan, Question, Reject, fit_center
 from maps.page import Marker, View
 from maps.projection import world_pixel
 from tests.cartoqa.test_task_seam import TOY

@@ -11,7 +11,8 @@ import pytest
 
 from cartoqa.errors import CartoqaError
 from cartoqa.tasks import build_dataset
-from cartoqa.tasks.navigation import NavigationSampler, Reject
+from cartoqa.tasks.navigation import attempt_mml, attempt_rle, attempt_srn
+from cartoqa.tasks.views import Reject, ViewSampler
 from maps import MapEngine
 from maps.labels import RoadLabels
 from maps.roads import load_road_graph
@@ -30,9 +31,9 @@ def unnamed(cluster, cache, carto_files, tmp_path_factory):
 def test_the_sampler_rejects_srn_and_mml_as_no_named_roads(unnamed, cache):
     roads = load_road_graph(unnamed.extract, cache=cache)
     assert roads.graph.number_of_edges() > 50 and roads.unnamed_share() == 1.0
-    sampler = NavigationSampler(roads, RoadLabels(unnamed), unnamed.extract.bounds, seed=1)
+    sampler = ViewSampler(roads, RoadLabels(unnamed), unnamed.extract.bounds, seed=1)
     assert 19 in sampler.zooms  # big enough for a view: the names are what is missing
-    for attempt in (sampler.attempt_srn, lambda: sampler.attempt_mml("blue")):
+    for attempt in (lambda: attempt_srn(sampler), lambda: attempt_mml(sampler, "blue")):
         for _ in range(5):
             with pytest.raises(Reject) as r:
                 attempt()
@@ -41,7 +42,7 @@ def test_the_sampler_rejects_srn_and_mml_as_no_named_roads(unnamed, cache):
     plans = []
     for i in range(200):
         try:
-            plans.append(sampler.attempt_rle("simple" if i % 2 == 0 else "complex"))
+            plans.append(attempt_rle(sampler, "simple" if i % 2 == 0 else "complex"))
         except Reject:
             continue
         break

@@ -12,10 +12,10 @@ import pytest
 from cartoqa.tasks.navigation import (
     AMBIGUOUS_TURN_DEG,
     MIN_LEG_PX,
-    Reject,
     ambiguous_turn,
     visible_legs,
 )
+from cartoqa.tasks.views import Reject
 from maps import Marker, View
 from maps.projection import metres_per_pixel
 from maps.routes import shortest_route

@@ -4,7 +4,8 @@ after checking that the style and the tagging schema the legend needs are instal
 
 import pytest
 
-from symbols.catalogue import STYLE_XML, CatalogueError, build_catalogue
+from cartoqa.errors import RenderStackError
+from symbols.catalogue import STYLE_XML, build_catalogue
 from tests.maps.conftest import cache, carto_files, cluster  # noqa: F401
 
 
@@ -15,7 +16,7 @@ def legend_dsn(cluster) -> str:  # noqa: F811
         pytest.skip(f"{STYLE_XML} is not installed (bash scripts/setup.sh main)")
     try:
         build_catalogue()
-    except CatalogueError as exc:
+    except RenderStackError as exc:
         pytest.skip(str(exc))
     c = cluster.connection("postgres")
     return f"host={c.host} port={c.port} user={c.user} dbname=postgres"

@@ -8,7 +8,8 @@ from collections import Counter
 
 import pytest
 
-from symbols.catalogue import STYLE_XML, CatalogueError, build_catalogue, schema_dir
+from cartoqa.errors import RenderStackError
+from symbols.catalogue import STYLE_XML, build_catalogue, schema_dir
 
 
 @pytest.fixture(scope="module")
@@ -17,7 +18,7 @@ def catalogue():
         pytest.skip(f"{STYLE_XML} is not installed (bash scripts/setup.sh main)")
     try:
         return build_catalogue()
-    except CatalogueError as exc:
+    except RenderStackError as exc:
         pytest.skip(str(exc))
 
 
@@ -66,5 +67,5 @@ def test_names_come_from_the_tagging_schema_never_written_by_hand(catalogue):
 
 
 def test_a_missing_schema_names_the_fix(tmp_path):
-    with pytest.raises(CatalogueError, match="npm ci"):
+    with pytest.raises(RenderStackError, match="npm ci"):
         schema_dir(tmp_path)

@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 from PIL import Image, ImageDraw
 
-from symbols.embed import RANDOM_WEIGHTS_WARNING, ClipWeights, EmbeddingError, embed_images
+from cartoqa.errors import ModelError
+from symbols.embed import RANDOM_WEIGHTS_WARNING, ClipWeights, embed_images
 
 pytest.importorskip("open_clip", reason="open_clip is an extra: pip install -e '.[symbols]'")
 
@@ -27,13 +28,13 @@ def _images(folder: Path) -> list[Path]:
 
 
 def test_no_weights_given_is_an_error_that_names_the_choices(tmp_path):
-    with pytest.raises(EmbeddingError, match="random_weights=True"):
+    with pytest.raises(ModelError, match="random_weights=True"):
         embed_images(_images(tmp_path), ClipWeights())
 
 
 def test_a_missing_checkpoint_names_the_path(tmp_path):
     missing = tmp_path / "nowhere" / "ViT-B-32.pt"
-    with pytest.raises(EmbeddingError, match="does not exist") as exc:
+    with pytest.raises(ModelError, match="does not exist") as exc:
         embed_images(_images(tmp_path), ClipWeights(checkpoint=missing))
     assert str(missing) in str(exc.value)
 

@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from symbols.catalogue import STYLE_XML, CatalogueEntry, CatalogueError, build_catalogue
+from cartoqa.errors import RenderStackError
+from symbols.catalogue import STYLE_XML, CatalogueEntry, build_catalogue
 from symbols.legend import AREA_PX, LINE_PX, SYMBOL_PX, render_legend
 
 KEYS = [
@@ -60,7 +61,7 @@ def legend(cluster, cache, carto_files, tmp_path_factory):
         pytest.skip(f"{STYLE_XML} is not installed (bash scripts/setup.sh main)")
     try:
         entries, _ = build_catalogue()
-    except CatalogueError as exc:
+    except RenderStackError as exc:
         pytest.skip(str(exc))
     by = {(e.category, e.key): e for e in entries}
     chosen = [by[k] for k in KEYS]

@@ -78,16 +78,17 @@ def test_a_bad_legend_index_is_drawn_again_with_a_warning(
 
 
 def test_a_legend_image_that_does_not_decode_is_never_written(tmp_path):
-    from symbols.legend import LegendError, checked_png
+    from cartoqa.errors import RenderStackError
+    from symbols.legend import checked_png
 
     im = Image.new("RGB", (120, 120), "white")
     buf = io.BytesIO()
     im.save(buf, "PNG")
     assert checked_png(buf.getvalue(), 120, "symbol:amenity=bank") == buf.getvalue()
     for bad in (b"", buf.getvalue()[:100]):
-        with pytest.raises(LegendError, match="amenity=bank"):
+        with pytest.raises(RenderStackError, match="amenity=bank"):
             checked_png(bad, 120, "symbol:amenity=bank")
-    with pytest.raises(LegendError, match="120x120"):
+    with pytest.raises(RenderStackError, match="120x120"):
         checked_png(buf.getvalue(), 240, "line:highway=residential")
 
 
