@@ -52,7 +52,7 @@ from typing import TypeGuard
 
 from PIL import Image, ImageDraw, ImageFont, UnidentifiedImageError
 
-from cartoqa.errors import DatasetError
+from cartoqa.errors import DatasetError, MapDataError
 from cartoqa.geodesy import distance_km
 from cartoqa.records import (
     OSM_ATTRIBUTION,
@@ -67,8 +67,8 @@ from cartoqa.records import (
     RouteTruth,
     Sample,
 )
-from cartoqa.tasks.map_features import FEATURE_TYPES
-from maps.page import HEIGHT_PX, PIN_BOX_PX, WIDTH_PX, View, ViewError
+from cartoqa.records.feature_types import FEATURE_TYPES
+from maps.page import HEIGHT_PX, PIN_BOX_PX, WIDTH_PX, View
 from maps.projection import metres_per_pixel
 
 __all__ = [
@@ -245,7 +245,7 @@ def _view(sample: Sample, size: tuple[int, int]) -> View | None:
         return None
     try:
         return View((float(lat), float(lon)), int(zoom), width=size[0], height=size[1])
-    except ViewError:
+    except MapDataError:
         return None
 
 

@@ -8,7 +8,7 @@ from a cold tile cache:
 
 - *render*: the views rendered in one batch (``MapEngine.render_many``: the
   metatiles drawn for their tiles, the page, the screenshot), per view;
-- *ground truth*: ``maps.features.FeatureLabels.view`` on the same views
+- *ground truth*: ``maps.feature_pixels.FeatureLabels.view`` on the same views
   afterwards (the colour-coded render of each metatile the view uses, the
   vote, the areas and lines from PostGIS), per view; the tiles' own placement
   boxes are read from beside the tiles, as in a build;
@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 
 from cartoqa.geodesy import from_web_mercator
-from cartoqa.tasks.map_features import feature_type_of
+from cartoqa.records.feature_types import feature_type_of
 from cartoqa.tasks.poi import feature_labels
 from maps import MapEngine, View
 

@@ -2,6 +2,7 @@
 and ``cartoqa score``.
 
 ``score_samples(samples, responses)`` gives each sample's ``SampleScore``;
+``task_versions`` the scorers' versions that stored scores are keyed by;
 ``tables_from_scores`` reduces them to each task's table (group -> metric ->
 value) and adds the GPS track scores (``gps_summary``); ``score_run`` is the
 two in one; ``is_correct`` is one answer's verdict.  A task with no registered
@@ -10,7 +11,7 @@ spec is scored by exact match.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from cartoqa.records import Sample, SampleScore
@@ -24,6 +25,7 @@ __all__ = [
     "score_sample",
     "score_samples",
     "tables_from_scores",
+    "task_versions",
 ]
 
 
@@ -44,6 +46,17 @@ def _fallback() -> TaskSpec:
 
 def _spec(task: str) -> TaskSpec:
     return get_task(task) or _fallback()
+
+
+def task_versions(tasks: Iterable[str]) -> dict[str, str]:
+    """Each task's scorer version (``TaskSpec.version``), by name; "unregistered" for a task
+    with no spec (scored by exact match).  Stored scores are keyed by them
+    (``cartoqa.stores.scores.scoring_key``)."""
+    out: dict[str, str] = {}
+    for name in sorted(set(tasks)):
+        spec = get_task(name)
+        out[name] = spec.version if spec is not None else "unregistered"
+    return out
 
 
 def score_sample(sample: Sample, response: str | None, *, mode: str = "cartoqa") -> SampleScore:

@@ -9,8 +9,8 @@ and by test, so an oracle run scores 100% end to end.
 Task families add their own metrics (SR^2, RMSE, F1, tolerance accuracy) on
 top of the parsed values.
 
-Formats, by ground-truth kind (a task may override: RLE's first line is the
-number; names are also read one a line):
+Formats, by ground-truth kind (a task's own scorer may read its prompt's own
+layout instead: RLE's first line is the number; names are also read one a line):
 
 ===============  =====================================================
 number           ``FINAL ANSWER: 1234.5 km``
@@ -463,13 +463,9 @@ def _is_final(response: str) -> bool:
 
 
 def parse_sample_answer(sample: Sample, response: str) -> Any:
-    """The sample's task's own parser where its spec has one (``TaskSpec.parse``: RLE reads
-    the first line), else ``parse_answer`` for the sample's kind."""
-    from cartoqa.tasks.spec import get_task
-
-    spec = get_task(sample.task)
-    if spec is not None and spec.parse is not None:
-        return spec.parse(sample, response)
+    """``parse_answer`` for the sample's ground-truth kind (a choice's options from its
+    truth).  A task whose prompt asks for another layout reads it in its own scorer (RLE:
+    the number on the first line, ``evaluators.navigation.parse_first_line_number``)."""
     truth = sample.ground_truth
     options = truth.options if isinstance(truth, ChoiceTruth) else None
     return parse_answer(truth.kind, response, options=options)
@@ -598,8 +594,9 @@ def _names(names: Any) -> Counter[str]:
 
 
 def score_response(sample: Sample, response: str | None) -> tuple[bool, str | None]:
-    """(correct, why not) for one response: parse it for the sample's task and match it
-    exactly.  An unanswered or unreadable response is wrong, with the reason."""
+    """(correct, why not) for one response: parse it by the sample's ground-truth kind and
+    match it exactly (how a task without a scorer of its own is scored).  An unanswered or
+    unreadable response is wrong, with the reason."""
     if response is None:
         return False, "no response"
     try:

@@ -54,7 +54,7 @@ open the reading taken is stated:
 - An empty answer (an empty response, no response at all, or the phrase with no letter
   after it) is replaced by a letter drawn uniformly from the sample's option letters,
   seeded ``random.Random(f"{ORIGINAL_SEED}:{sample.id}")`` (``ORIGINAL_SEED`` of
-  ``evaluators.map_features``); ``drawn_at_random`` (1.0 or 0.0) says whether it was.
+  ``evaluators.poi``); ``drawn_at_random`` (1.0 or 0.0) says whether it was.
   ``unanswered`` is always 0.0 there: the published scorer answers every question.
 """
 
@@ -68,7 +68,6 @@ from cartoqa.records import ChoiceTruth, Sample, SampleScore
 
 from .answers import MAX_LINES, letters_hedge, parse_choice, without_negated_letters
 from .hedges import WINDOW
-from .map_features import ORIGINAL_SEED
 from .metrics import mean as _mean
 from .numeric import (
     AnswerParseError,
@@ -77,6 +76,7 @@ from .numeric import (
     final_answer_text,
     has_final_answer,
 )
+from .poi import ORIGINAL_SEED
 from .verdicts import verdict as _score
 from .verdicts import why_unreadable as _why_not
 

@@ -91,9 +91,6 @@ def control_boxes(view: View) -> dict[str, tuple[float, float, float, float]]:
     return {**CONTROL_BOXES, "scale": scale_bar_box(view)}
 
 
-ViewError = MapDataError  # issue 29: alias until the lead's sweep
-
-
 @dataclass(frozen=True)
 class Marker:
     """A folium marker (awesome-markers pin) at a point."""

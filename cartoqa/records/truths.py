@@ -116,12 +116,12 @@ def _omit(data: Any, defaults: dict[str, Any]) -> Any:
 
 class DrawnFeature(_Truth):
     """One OSM object of a map-feature type as the image shows it: the evidence behind a
-    count or a name list (``cartoqa audit`` draws it; ``maps.features`` finds it)."""
+    count or a name list (``cartoqa audit`` draws it; ``maps.feature_pixels`` finds it)."""
 
     osm: str
     """The OSM object: "node/1", "way/2" or "relation/3"."""
     type: str
-    """Its map-feature type ("restaurant"; ``cartoqa.tasks.map_features``)."""
+    """Its map-feature type ("restaurant"; ``cartoqa.records.feature_types``)."""
     name: str = ""
     """Its name in OSM ("" when it has none)."""
     counted: Literal["yes", "optional"] = "yes"

@@ -73,13 +73,13 @@ def score_runs(
 ) -> ScoredRuns:
     """Every run of ``dataset`` under ``runs_dir`` (of ``models`` only, when given),
     scored in ``mode``; ``on_run(model)`` after each (for progress)."""
-    from cartoqa.scoring import tables_from_scores
+    from cartoqa.scoring import tables_from_scores, task_versions
     from cartoqa.stores import find_runs
     from cartoqa.stores.scores import fingerprint, scoring_key, store_state
 
     infos, problems = find_runs(runs_dir, dataset_sha256=dataset.manifest.samples_sha256)
     out = ScoredRuns(problems=list(problems))
-    key = scoring_key((s.task for s in dataset.samples), mode)
+    key = scoring_key(task_versions(s.task for s in dataset.samples), mode)
     for info in infos:
         if models and info.model not in models:
             continue
@@ -145,7 +145,7 @@ def _run_scores(
     """One run's per-sample scores: the stored ones where fresh, else scored now and stored
     (not where the store changed while it was read); and a note when they cannot be
     stored."""
-    from cartoqa.scoring import score_samples
+    from cartoqa.scoring import score_samples, task_versions
     from cartoqa.stores.scores import read_scores, write_scores
 
     sha = ds.manifest.samples_sha256
@@ -157,7 +157,15 @@ def _run_scores(
     if made_from is None:
         return scored, None
     try:
-        write_scores(store_path, key, scored, mode=mode, store=made_from, dataset_sha256=sha)
+        write_scores(
+            store_path,
+            key,
+            scored,
+            mode=mode,
+            versions=task_versions(scored),
+            store=made_from,
+            dataset_sha256=sha,
+        )
     except OSError as exc:
         return scored, (
             f"note: cannot store the scores of {store_path.name} beside it "

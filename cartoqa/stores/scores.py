@@ -4,7 +4,8 @@
 beside its store: a header line (what the scores were made by and from), then
 one line per sample (``sample_id``, ``task`` and the ``SampleScore`` fields).
 The key (``scoring_key``) hashes cartoqa's version, the scoring mode and each
-task's scorer version (``TaskSpec.version``); the header records the key, the
+task's scorer version (``TaskSpec.version``, which the caller reads off the
+registry: ``cartoqa.scoring.task_versions``; stores know no task); the header records the key, the
 mode, the dataset's hash and the run store's size and SHA-256.  ``read_scores``
 gives the stored scores only while all of these still hold, else None (the
 caller scores afresh and writes them again).
@@ -23,7 +24,7 @@ import hashlib
 import json
 import math
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -44,7 +45,6 @@ __all__ = [
     "scores_path",
     "scoring_key",
     "store_state",
-    "task_versions",
     "write_scores",
 ]
 
@@ -56,27 +56,16 @@ Scored = dict[str, list[tuple[Sample, SampleScore]]]
 """Task -> (sample, score), as ``cartoqa.scoring.score_samples`` gives them."""
 
 
-def task_versions(tasks: Iterable[str]) -> dict[str, str]:
-    """Each task's scorer version (``TaskSpec.version``), by name; "unregistered" for a task
-    with no spec (scored by exact match)."""
-    from cartoqa.tasks.spec import get_task
-
-    out: dict[str, str] = {}
-    for name in sorted(set(tasks)):
-        spec = get_task(name)
-        out[name] = spec.version if spec is not None else "unregistered"
-    return out
-
-
-def scoring_key(tasks: Iterable[str], mode: str) -> str:
+def scoring_key(versions: Mapping[str, str], mode: str) -> str:
     """A short hash of what a scoring depends on besides the responses and samples:
     cartoqa's version, the mode ("cartoqa" or "original") and each task's (name, scorer
-    version), with the layout of a ``SampleScore``."""
+    version) in ``versions`` (``cartoqa.scoring.task_versions``), with the layout of a
+    ``SampleScore``."""
     blob = json.dumps(
         {
             "cartoqa": __version__,
             "mode": mode,
-            "tasks": sorted(task_versions(tasks).items()),
+            "tasks": sorted(versions.items()),
             "score_schema": SCORE_SCHEMA_VERSION,
         },
         sort_keys=True,
@@ -154,11 +143,14 @@ def write_scores(
     scored: Mapping[str, Sequence[tuple[Sample, SampleScore]]],
     *,
     mode: str,
+    versions: Mapping[str, str],
     store: Fingerprint,
     dataset_sha256: str,
 ) -> Path:
-    """Write the scores of one run beside its store, atomically; returns the file.  Raises
-    ``OSError`` when the folder cannot be written (read-only, full): nothing is left behind."""
+    """Write the scores of one run beside its store, atomically; returns the file.
+    ``versions``: the scored tasks' scorer versions (``cartoqa.scoring.task_versions``),
+    recorded in the header.  Raises ``OSError`` when the folder cannot be written
+    (read-only, full): nothing is left behind."""
     path = scores_path(store_path, key)
     rows = [row for task in scored for row in scored[task]]
     header = {
@@ -166,7 +158,7 @@ def write_scores(
         "key": key,
         "mode": mode,
         "cartoqa": __version__,
-        "tasks": task_versions(scored),
+        "tasks": dict(versions),
         "dataset_sha256": dataset_sha256,
         "store": {"name": Path(store_path).name, "size": store.size, "sha256": store.sha256},
         "samples": len(rows),

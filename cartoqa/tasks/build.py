@@ -34,9 +34,10 @@ from cartoqa.errors import CartoqaError
 from cartoqa.records import OSM_ATTRIBUTION, Metadata, Prompt, Provenance, Sample
 from cartoqa.stores import DatasetWriter
 
-from .navigation import NAVIGATION_TASKS, NavigationSampler, Plan, Reject
+from .navigation import NAVIGATION_TASKS
 from .spec import TaskSpec, get_task, registered_tasks
 from .templates import PromptSet, load_prompts
+from .views import Plan, Reject, ViewSampler
 
 if TYPE_CHECKING:
     from maps import MapEngine
@@ -124,7 +125,7 @@ def _task_seed(seed: int, task: str) -> int:
 
 
 def _plans(
-    sampler: NavigationSampler,
+    sampler: ViewSampler,
     task: str,
     n_maps: int,
     rejected: Counter[str],
@@ -343,7 +344,7 @@ def _build(
         n_maps = max(maps_wanted(t, per_task) for t in members)
         for t in members:
             report.wanted[t] = maps_wanted(t, per_task) * _spec(t).questions_per_map
-        sampler = NavigationSampler(
+        sampler = ViewSampler(
             roads,
             labels,
             engine.extract.bounds,

@@ -78,7 +78,7 @@ def clip_weights(options: Mapping[str, Any]) -> ClipWeights:
         random_weights=random_weights,
         seed=int(options.get("clip_seed") or 0),
     )
-    weights.check()  # an EmbeddingError, a CartoqaError: refused before any work
+    weights.check()  # a ModelError, a CartoqaError: refused before any work
     return weights
 
 
@@ -181,7 +181,6 @@ def _register() -> None:
             truth_kinds=frozenset({"choice"}),
             score=mfs.mfs_score,
             modes={"original": mfs.mfs_score_original},
-            parse=mfs.parse_mfs,
             answer_format=mfs.format_mfs,
             reduce=mfs.mfs_metrics,
             metrics=("accuracy", "unanswered"),

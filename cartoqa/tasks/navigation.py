@@ -1,8 +1,9 @@
 """The navigation tasks of CartoMapQA: SRN, RLE and MML, sampled from an extract's roads.
 
-Each ``attempt_*`` method makes one candidate (a view and its questions) or
-raises ``Reject`` with a reason the build counts.  Nothing here renders:
-the build renders the accepted views in one batch.
+Each ``attempt_*`` function makes one candidate (a view and its questions) with
+the map tasks' ``ViewSampler`` (``cartoqa.tasks.views``) or raises ``Reject``
+with a reason the build counts.  Nothing here renders: the build renders the
+accepted views in one batch.
 
 - **SRN** (zoom 17-19): blue origin and red destination on road-graph nodes;
   ground truth the shortest drivable route as steps (``maps.routes``), with
@@ -43,12 +44,13 @@ person agrees with):
   names within ``SAME_JUNCTION_M`` of an earlier question is the same
   junction) and one SRN or RLE question per origin-destination pair in a
   dataset, unless ``repeat_places`` is set (``duplicate``).
-- *Views inside the data*: a view with more than ``MAX_BLANK_SHARE`` of its
-  area outside the extract's data (its header box where the file has one,
-  else the data's own coverage; and in any case past the convex hull of its
-  nodes, ``RoadGraph.data_share``) is rejected (``view_not_covered``);
-  markers and paths keep ``MARGIN_PX`` from the image's edges; a dead end the
-  extract's cut made (``RoadGraph.clip_end``) is never a marker.
+- *Views inside the data* (``cartoqa.tasks.views``, as for every map task):
+  a view with more than ``MAX_BLANK_SHARE`` of its area outside the extract's
+  data (its header box where the file has one, else the data's own coverage;
+  and in any case past the convex hull of its nodes, ``RoadGraph.data_share``)
+  is rejected (``view_not_covered``); markers and paths keep ``MARGIN_PX``
+  from the image's edges; a dead end the extract's cut made
+  (``RoadGraph.clip_end``) is never a marker.
 
 And those of issue 26 (an outside audit's debatable truths):
 
@@ -72,13 +74,9 @@ from __future__ import annotations
 
 import itertools
 import math
-import random
 from collections import defaultdict
-from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
-
-import numpy as np
 
 from cartoqa.geodesy import (
     distance_km,
@@ -88,7 +86,6 @@ from cartoqa.geodesy import (
     turn_action,
 )
 from cartoqa.records import (
-    GroundTruth,
     LabelBox,
     NumberTruth,
     RoadPairTruth,
@@ -97,11 +94,10 @@ from cartoqa.records import (
     Sample,
     number_text,
 )
-from maps import HEIGHT_PX, WIDTH_PX, Marker, View
-from maps.drawn_roads import ARROWS_PX, HIDDEN_PX, DrawnRoads
-from maps.labels import MARKER_BOX, RoadLabels
-from maps.projection import metres_per_pixel, world_pixel
-from maps.roads import RoadGraph
+from maps import Marker, View
+from maps.drawn_roads import ARROWS_PX, HIDDEN_PX
+from maps.labels import MARKER_BOX
+from maps.projection import metres_per_pixel
 from maps.routes import (
     NEAR_TIE_SHARE,
     RouteError,
@@ -113,18 +109,16 @@ from maps.routes import (
     shortest_route,
 )
 
-from ._views import fit_center, view_bounds, view_pixels
-from .templates import PromptSet, default_prompts
+from .views import Plan, Question, Reject, ViewSampler, view_bounds, view_pixels
 
 __all__ = [
     "AMBIGUOUS_TURN_DEG",
     "MIN_LEG_PX",
     "NAVIGATION_TASKS",
-    "NavigationSampler",
-    "Plan",
-    "Question",
-    "Reject",
     "ambiguous_turn",
+    "attempt_mml",
+    "attempt_rle",
+    "attempt_srn",
     "visible_legs",
 ]
 
@@ -134,8 +128,6 @@ FEET_PER_M = 1 / 0.3048
 #: wide (35 px) and about five letters of a road label; the audit's unreadable legs were
 #: 3-28 px (2.8 m at zoom 17 to 6.4 m at zoom 19)
 MIN_LEG_PX = 40.0
-#: the largest share of a view that may lie outside the extract's data
-MAX_BLANK_SHARE = 0.10
 #: two MML junctions with the same pair of names closer than this are one place
 SAME_JUNCTION_M = 60.0
 #: an MML road that takes another name this close to its junction (metres along it), where
@@ -150,494 +142,285 @@ AMBIGUOUS_TURN_DEG = 10.0
 _TURN_THRESHOLDS_DEG = (40.0, 140.0, 220.0, 320.0)
 #: the tolerance, in pixels at the map's zoom, of the simplification that counts RLE turns
 RDP_PX = 8
-#: the side (metres on the ground) of the cells over which each task's markers are spread: a
-#: candidate's first marker is drawn from a cell chosen with weight 1 / (1 + uses)², not from
-#: the extract's nodes alike (a street with many nodes drew most samples: issue 26, Skøyen)
-SPREAD_CELL_M = 250.0
 
 # the questions' wording: cartoqa/tasks/prompts/map.toml (map.srn, map.rle, map.mml)
 
 
-class Reject(Exception):  # noqa: N818 - a verdict, not an error
-    """A candidate that cannot make a fair question; ``reason`` is counted."""
-
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
-        self.reason = reason
-
-
 @dataclass
-class Question:
-    """One question on a planned map."""
+class _Junctions:
+    """What MML keeps in its sampler's ``state``: the nodes where exactly two named roads
+    meet, with no unnamed road and at least three arms, and the places asked so far."""
 
-    suffix: str
-    """Appended to the map's id to make the sample id ("" or "-m", "-ft")."""
-    text: str
-    truth: GroundTruth
-    metadata: dict[str, Any]
-    task: str = ""
-    """The task the question belongs to, where a plan carries several tasks' questions (tasks
-    that share views: ``TaskSpec.views``); "" for the plan's own task."""
+    nodes: list[int]
+    asked: list[tuple[tuple[str, ...], float, float]] = field(default_factory=list)
+    """(pair of names, lat, lon) of each question asked."""
 
 
-@dataclass
-class Plan:
-    """A map to render and the questions it carries."""
+def _junctions(sampler: ViewSampler) -> _Junctions:
+    """The sampler's MML junctions (found on first use)."""
+    st = sampler.state.get("mml")
+    if st is None:
+        st = sampler.state["mml"] = _Junctions(
+            [n for n in sampler.nodes if _two_road_junction(sampler, n)]
+        )
+    return st
 
-    task: str
-    view: View
-    questions: list[Question] = field(default_factory=list)
+
+def _two_road_junction(sampler: ViewSampler, node: int) -> bool:
+    g = sampler.g
+    edges = list(g.out_edges(node, data=True)) + list(g.in_edges(node, data=True))
+    if any(d["road"] is None for *_, d in edges):
+        return False
+    arms = set(g.successors(node)) | set(g.predecessors(node))
+    return len(arms) >= 3 and len({d["road"] for *_, d in edges}) == 2
 
 
-class NavigationSampler:
-    """Draws navigation candidates from one extract's road graph, with a seeded generator."""
+# ------------------------------------------------------------ SRN
 
-    def __init__(
-        self,
-        roads: RoadGraph,
-        labels: RoadLabels,
-        extract_bounds: tuple,
-        seed: int,
-        *,
-        covered_share: Callable[[tuple[float, float, float, float]], float] | None = None,
-        repeat_places: bool = False,
-        prompts: PromptSet | None = None,
+
+def attempt_srn(sampler: ViewSampler) -> Plan:
+    """One SRN candidate: a route between a blue and a red marker (module docstring)."""
+    if not sampler.named:  # every step of an SRN answer names a road
+        raise Reject("no_named_roads")
+    zoom = sampler.pick_zoom((17, 18, 19))
+    origin = sampler.choose("srn", sampler.named_starts)
+    dest = sampler.partner(origin, zoom, 250, 700)
+    if sampler.pair("srn", origin, dest) in sampler.used and not sampler.repeat_places:
+        raise Reject("duplicate")
+    try:
+        route = shortest_route(sampler.g, origin, dest)
+    except RouteError as exc:
+        raise Reject(exc.reason) from None
+    if len(route.legs) > 8:
+        raise Reject("route_too_long")
+    if ambiguous_turn(route):
+        raise Reject("ambiguous_turn")
+    if near_tie(sampler.g, route) is not None:
+        raise Reject("near_tie")
+    drawn = sampler.drawn_roads()
+    if drawn.hidden_px(route.edges, zoom) >= HIDDEN_PX:
+        raise Reject("way_hidden")
+    if drawn.opposed_px(route.edges, zoom) >= ARROWS_PX:
+        raise Reject("arrows_oppose_route")
+    if (
+        drawn.unmarked_shortcut(origin, dest, route.length_m, zoom, share=NEAR_TIE_SHARE)
+        is not None
     ):
-        self.prompts = prompts or default_prompts()
-        """The wording of the questions (``cartoqa.tasks.templates``)."""
-        self.roads = roads
-        self.covered_share = covered_share
-        self.repeat_places = repeat_places
-        self._last_blank = 0.0
-        #: MML places asked so far: (pair of names, lat, lon)
-        self.junctions: list[tuple[tuple[str, ...], float, float]] = []
-        self.g = roads.graph
-        self.labels = labels
-        self.bounds = extract_bounds
-        self.rng = random.Random(seed)
-        self.nodes = sorted(self.g.nodes)
-        self.lat = np.array([self.g.nodes[n]["y"] for n in self.nodes])
-        self.lon = np.array([self.g.nodes[n]["x"] for n in self.nodes])
-        named = [
-            n for n in self.nodes if any(d["road"] for *_, d in self.g.out_edges(n, data=True))
-        ]
-        #: nodes a marker may stand on: not a dead end the extract's cut made (issue 26)
-        self.starts = [n for n in self.nodes if not roads.clip_end(n)]
-        self._start_ok = np.array([not roads.clip_end(n) for n in self.nodes], dtype=bool)
-        self.named = bool(named)
-        self.named_starts = [n for n in named if not roads.clip_end(n)]
-        #: (task, node, node) of the pairs asked, the lower node first: a pair asked both ways
-        #: is one place (issue 26)
-        self.used: set[tuple[str, int, int]] = set()
-        self.mml_nodes = [n for n in self.nodes if self._two_road_junction(n)]
-        x19, y19 = self._px(19)
-        side = SPREAD_CELL_M / (
-            metres_per_pixel(19) * math.cos(math.radians(float(np.median(self.lat))))
-        )
-        self._cell = {
-            n: (int(x // side), int(y // side))
-            for n, x, y in zip(self.nodes, x19, y19, strict=True)
-        }
-        self._drawn_roads: DrawnRoads | None = None
-        self._shown: Any = None  # the labels the last view showed (``RoadLabels.ways``)
-        self._groups: dict[int, tuple[list[int], dict[tuple[int, int], list[int]]]] = {}
-        #: task -> cell -> samples made with their first marker in it
-        self.cell_uses: dict[str, dict[tuple[int, int], int]] = defaultdict(
-            lambda: defaultdict(int)
-        )
-        s, w, n, e = extract_bounds
-        x0, y0 = world_pixel(n, w, 19)
-        x1, y1 = world_pixel(s, e, 19)
-        #: zooms at which a whole view fits inside the extract (a view past its edge would be
-        #: partly empty): a small extract cannot make zoom 15 or 16 maps
-        self.zooms = [
-            z
-            for z in range(15, 20)
-            if (x1 - x0) / 2 ** (19 - z) >= WIDTH_PX and (y1 - y0) / 2 ** (19 - z) >= HEIGHT_PX
-        ]
-        self._count = {t: 0 for t in NAVIGATION_TASKS}
-        self.state: dict[str, Any] = {}
-        """What a task's generator keeps between its calls (built once per sampler)."""
+        raise Reject("oneway_not_drawn")
+    a, b = sampler.latlon(origin), sampler.latlon(dest)
+    view = sampler.place_view(
+        "srn", route.coords(sampler.g), zoom, [Marker(*a, "blue"), Marker(*b, "red")]
+    )
+    legs = visible_legs(sampler.g, route, view)
+    ways: dict[str, set[int]] = defaultdict(set)
+    for leg in route.legs:
+        if leg.road:
+            ways[leg.road] |= sampler.edge_ways(leg.edges)
+    near: dict[str, list[tuple[float, float]]] = defaultdict(list)
+    for seen in legs:
+        near[seen.road] += seen.points_px
+    labels = sampler.labels_drawn(view, ways, near)
+    legs = [seen.model_copy(update={"label": labels.get(seen.road)}) for seen in legs]
+    sampler.used.add(sampler.pair("srn", origin, dest))
+    sampler.placed("srn", origin)
+    network = road_network(sampler.g, origin, dest, view_bounds(view.center, zoom))
+    truth = RouteTruth(steps=list(route.steps), network=network, nodes=list(route.nodes), legs=legs)
+    meta = {
+        "zoom": zoom,
+        "steps": len(route.legs),
+        "length_m": round(route.length_m, 1),
+        "difficulty": "short" if len(route.legs) <= 2 else "long",
+        **sampler.view_meta(view),
+    }
+    return Plan("srn", view, [Question("", sampler.prompts.text("map.srn"), truth, meta)])
 
-    # ------------------------------------------------------------ helpers
 
-    def _two_road_junction(self, node: int) -> bool:
-        g = self.g
-        edges = list(g.out_edges(node, data=True)) + list(g.in_edges(node, data=True))
-        if any(d["road"] is None for *_, d in edges):
-            return False
-        arms = set(g.successors(node)) | set(g.predecessors(node))
-        return len(arms) >= 3 and len({d["road"] for *_, d in edges}) == 2
+# ------------------------------------------------------------ RLE
 
-    def _choose(self, task: str, candidates: list[int]) -> int:
-        """A node of ``candidates`` for the task's first marker: a cell of ``SPREAD_CELL_M``
-        chosen with weight 1 / (1 + samples already there)², then a node in it."""
-        key = id(candidates)
-        if key not in self._groups:
-            groups: dict[tuple[int, int], list[int]] = defaultdict(list)
-            for n in candidates:
-                groups[self._cell[n]].append(n)
-            self._groups[key] = (candidates, dict(groups))
-        by_cell = self._groups[key][1]
-        cells = sorted(by_cell)
-        uses = self.cell_uses[task]
-        weights = [1.0 / (1 + uses.get(c, 0)) ** 2 for c in cells]
-        if not cells:  # every node is a dead end the extract's cut made
-            raise Reject("only_clipped_dead_ends")
-        cell = self.rng.choices(cells, weights=weights)[0]
-        return self.rng.choice(by_cell[cell])
 
-    def _placed(self, task: str, node: int) -> None:
-        """Count a sample made with its first marker on ``node``."""
-        self.cell_uses[task][self._cell[node]] += 1
+def attempt_rle(sampler: ViewSampler, difficulty: str) -> Plan:
+    """One RLE candidate of ``difficulty`` ("simple" or "complex"), asked in metres and feet."""
+    zoom = sampler.pick_zoom((15, 16, 17, 18, 19))
+    lo, hi = (100, 350) if difficulty == "simple" else (350, 900)
+    origin = sampler.choose("rle", sampler.starts)
+    dest = sampler.partner(origin, zoom, lo, hi)
+    try:
+        route = shortest_route(sampler.g, origin, dest, require_names=False)
+    except RouteError as exc:
+        raise Reject(exc.reason) from None
+    coords = route.coords(sampler.g)
+    turns, px = path_turns(coords, zoom)
+    if difficulty == "simple" and (turns > 1 or px > 500):
+        raise Reject("not_simple")
+    if difficulty == "complex" and (turns < 3 or px < 400):
+        raise Reject("not_complex")
+    if sampler.pair("rle", origin, dest) in sampler.used and not sampler.repeat_places:
+        raise Reject("duplicate")
+    a, b = coords[0], coords[-1]
+    view = sampler.place_view(
+        "rle", coords, zoom, [Marker(*a, "blue"), Marker(*b, "blue")], paths=[coords]
+    )
+    sampler.used.add(sampler.pair("rle", origin, dest))
+    sampler.placed("rle", origin)
+    lats, lons = zip(*coords, strict=True)
+    metres = path_length_m(lats, lons)
+    feet = metres * FEET_PER_M
+    meta = {"zoom": zoom, "difficulty": difficulty, "turns": turns, **sampler.view_meta(view)}
+    return Plan(
+        "rle",
+        view,
+        [
+            Question(
+                "-m",
+                sampler.prompts.text("map.rle", unit="metres", abbr="m"),
+                NumberTruth(value=round(metres, 2), unit="m", equivalents={"ft": round(feet, 2)}),
+                {**meta, "unit": "m"},
+            ),
+            Question(
+                "-ft",
+                sampler.prompts.text("map.rle", unit="feet", abbr="ft"),
+                NumberTruth(value=round(feet, 2), unit="ft", equivalents={"m": round(metres, 2)}),
+                {**meta, "unit": "ft"},
+            ),
+        ],
+    )
 
-    def _pair(self, task: str, a: int, b: int) -> tuple[str, int, int]:
-        """The key of a marker pair, whichever way it is asked."""
-        return (task, min(a, b), max(a, b))
 
-    def _partner(self, origin: int, zoom: int, lo_px: float, hi_px: float) -> int:
-        """A random node between lo_px and hi_px from ``origin`` at ``zoom`` (not a dead end
-        the extract's cut made)."""
-        i = self.nodes.index(origin)
-        x, y = self._px(zoom)
-        d = np.hypot(x - x[i], y - y[i])
-        ok = np.flatnonzero((d >= lo_px) & (d <= hi_px) & self._start_ok)
-        if ok.size == 0:
-            raise Reject("no_partner_in_range")
-        return self.nodes[int(self.rng.choice(ok))]
+# ------------------------------------------------------------ MML
 
-    def _px(self, zoom: int) -> tuple[np.ndarray, np.ndarray]:
-        """World pixels of every node at ``zoom``."""
-        from cartoqa.geodesy import to_web_mercator
-        from maps.projection import HALF_WORLD_M
 
-        x, y = to_web_mercator(self.lat, self.lon)
-        res = metres_per_pixel(zoom)
-        return (x + HALF_WORLD_M) / res, (HALF_WORLD_M - y) / res
+def attempt_mml(sampler: ViewSampler, colour: str) -> Plan:
+    """One MML candidate: a ``colour`` marker on a junction of two named roads."""
+    junctions = _junctions(sampler)
+    if not junctions.nodes:
+        raise Reject("no_two_road_junction" if sampler.named else "no_named_roads")
+    zoom = sampler.pick_zoom((17, 18, 19))
+    node = sampler.choose("mml", junctions.nodes)
+    names = sorted(sampler.roads.roads_at(node))
+    at = sampler.latlon(node)
+    if not sampler.repeat_places and _asked_here(sampler, tuple(names), at):
+        raise Reject("duplicate")
+    view = sampler.place_view("mml", [at], zoom, [Marker(*at, colour)])  # type: ignore[arg-type]
+    ways: dict[str, set[int]] = defaultdict(set)
+    for u, v, k, d in [
+        *sampler.g.out_edges(node, keys=True, data=True),
+        *sampler.g.in_edges(node, keys=True, data=True),
+    ]:
+        ways[d["road"]] |= sampler.edge_ways([(u, v, k)])
+    labels = sampler.labels_drawn(view, ways, {})  # nearest the marker, on the junction
+    _check_renamed_nearby(sampler, node, names, view, labels)
+    _check_label_reaches(sampler, node, names, view)
+    junctions.asked.append((tuple(names), *at))
+    sampler.placed("mml", node)
+    truth = RoadPairTruth(
+        road_1=names[0],
+        road_2=names[1],
+        junction=node,
+        labels=[labels[n] for n in names if n in labels],
+    )
+    meta = {"zoom": zoom, "colour": colour, **sampler.view_meta(view)}
+    return Plan(
+        "mml", view, [Question("", sampler.prompts.text("map.mml", colour=colour), truth, meta)]
+    )
 
-    def _latlon(self, node: int) -> tuple[float, float]:
-        return self.roads.node_latlon(node)
 
-    def _zoom(self, allowed: tuple[int, ...]) -> int:
-        zooms = [z for z in allowed if z in self.zooms]
-        if not zooms:
-            raise Reject("extract_smaller_than_the_view")
-        return self.rng.choice(zooms)
-
-    def _view(self, task: str, points: list, zoom: int, markers: list, paths=()) -> View:
-        center = fit_center(points, zoom, self.rng, extract_bounds=self.bounds)
-        if center is None:
-            raise Reject("does_not_fit_the_view")
-        self._last_blank = 0.0
-        bounds = view_bounds(center, zoom)
-        # past the data's edge counts as blank whatever the header box says (issue 26)
-        blank = 1.0 - self.roads.data_share(bounds, self.bounds)
-        if self.covered_share is not None:
-            blank = max(blank, 1.0 - self.covered_share(bounds))
-        if blank > MAX_BLANK_SHARE:
-            raise Reject("view_not_covered")
-        self._last_blank = round(max(0.0, blank), 3)
-        self._count[task] += 1
-        return View.make(
-            center, zoom, markers=markers, paths=list(paths), id=f"{task}-{self._count[task]:04d}"
-        )
-
-    def _drawn(self) -> DrawnRoads:
-        """The road graph as the map draws it (made on first use)."""
-        if self._drawn_roads is None:
-            self._drawn_roads = DrawnRoads(self.g)
-        return self._drawn_roads
-
-    def _view_meta(self, view: View) -> dict[str, Any]:
-        """What an audit needs to redraw the view: its centre, markers and blank share."""
-        return {
-            "center_lat": round(view.center[0], 7),
-            "center_lon": round(view.center[1], 7),
-            "markers": ";".join(f"{m.colour}@{m.lat:.7f},{m.lon:.7f}" for m in view.markers),
-            "blank_share": self._last_blank,
-        }
-
-    def _labels_drawn(
-        self,
-        view: View,
-        ways_of: dict[str, set[int]],
-        near: dict[str, list[tuple[float, float]]],
-    ) -> dict[str, LabelBox]:
-        """For each road, a whole label in the view, clear of the markers, carried by one of
-        the given OSM ways (the road's ways on the route or at the junction): a sidewalk or a
-        square of the same name does not count.  Of several, the one nearest the road's
-        points in ``near`` (its leg, or the junction) is kept as the evidence."""
-        markers_px = view_pixels(view.center, view.zoom, [(m.lat, m.lon) for m in view.markers])
-        shown = self.labels.ways(view, markers_px)
-        self._shown = shown
-        found: dict[str, LabelBox] = {}
-        for road, ways in sorted(ways_of.items()):
-            points = near.get(road) or markers_px
-
-            def distance(box: tuple[float, ...], pts: list = points) -> float:
-                cx, cy = (box[0] + box[2]) / 2, (box[1] + box[3]) / 2
-                return min(math.hypot(cx - x, cy - y) for x, y in pts)
-
-            hits = sorted(
-                (distance(tuple(box)), w, tuple(box))
-                for w in ways
-                for box in shown.visible.get(w, [])
-            )
-            if not hits:
-                raise Reject("road_name_not_drawn")
-            _, w, box = hits[0]
-            x0, y0, x1, y1 = (round(float(v), 1) for v in box)
-            found[road] = LabelBox(road=road, osm_id=w, box=(x0, y0, x1, y1))
-        return found
-
-    def _edge_ways(self, edges: Iterable[tuple[int, int, int]]) -> set[int]:
-        """The OSM way ids of road-graph edges (osmnx keeps a list where it joined ways)."""
-        out: set[int] = set()
-        for e in edges:
-            osmid = self.g.edges[e].get("osmid")
-            for w in osmid if isinstance(osmid, list) else [osmid]:
-                if w is not None:
-                    out.add(int(w))
-        return out
-
-    # ------------------------------------------------------------ SRN
-
-    def attempt_srn(self) -> Plan:
-        if not self.named:  # every step of an SRN answer names a road
-            raise Reject("no_named_roads")
-        zoom = self._zoom((17, 18, 19))
-        origin = self._choose("srn", self.named_starts)
-        dest = self._partner(origin, zoom, 250, 700)
-        if self._pair("srn", origin, dest) in self.used and not self.repeat_places:
-            raise Reject("duplicate")
-        try:
-            route = shortest_route(self.g, origin, dest)
-        except RouteError as exc:
-            raise Reject(exc.reason) from None
-        if len(route.legs) > 8:
-            raise Reject("route_too_long")
-        if ambiguous_turn(route):
-            raise Reject("ambiguous_turn")
-        if near_tie(self.g, route) is not None:
-            raise Reject("near_tie")
-        drawn = self._drawn()
-        if drawn.hidden_px(route.edges, zoom) >= HIDDEN_PX:
-            raise Reject("way_hidden")
-        if drawn.opposed_px(route.edges, zoom) >= ARROWS_PX:
-            raise Reject("arrows_oppose_route")
-        if (
-            drawn.unmarked_shortcut(origin, dest, route.length_m, zoom, share=NEAR_TIE_SHARE)
-            is not None
-        ):
-            raise Reject("oneway_not_drawn")
-        a, b = self._latlon(origin), self._latlon(dest)
-        view = self._view(
-            "srn", route.coords(self.g), zoom, [Marker(*a, "blue"), Marker(*b, "red")]
-        )
-        legs = visible_legs(self.g, route, view)
-        ways: dict[str, set[int]] = defaultdict(set)
-        for leg in route.legs:
-            if leg.road:
-                ways[leg.road] |= self._edge_ways(leg.edges)
-        near: dict[str, list[tuple[float, float]]] = defaultdict(list)
-        for seen in legs:
-            near[seen.road] += seen.points_px
-        labels = self._labels_drawn(view, ways, near)
-        legs = [seen.model_copy(update={"label": labels.get(seen.road)}) for seen in legs]
-        self.used.add(self._pair("srn", origin, dest))
-        self._placed("srn", origin)
-        network = road_network(self.g, origin, dest, view_bounds(view.center, zoom))
-        truth = RouteTruth(
-            steps=list(route.steps), network=network, nodes=list(route.nodes), legs=legs
-        )
-        meta = {
-            "zoom": zoom,
-            "steps": len(route.legs),
-            "length_m": round(route.length_m, 1),
-            "difficulty": "short" if len(route.legs) <= 2 else "long",
-            **self._view_meta(view),
-        }
-        return Plan("srn", view, [Question("", self.prompts.text("map.srn"), truth, meta)])
-
-    # ------------------------------------------------------------ RLE
-
-    def attempt_rle(self, difficulty: str) -> Plan:
-        zoom = self._zoom((15, 16, 17, 18, 19))
-        lo, hi = (100, 350) if difficulty == "simple" else (350, 900)
-        origin = self._choose("rle", self.starts)
-        dest = self._partner(origin, zoom, lo, hi)
-        try:
-            route = shortest_route(self.g, origin, dest, require_names=False)
-        except RouteError as exc:
-            raise Reject(exc.reason) from None
-        coords = route.coords(self.g)
-        turns, px = path_turns(coords, zoom)
-        if difficulty == "simple" and (turns > 1 or px > 500):
-            raise Reject("not_simple")
-        if difficulty == "complex" and (turns < 3 or px < 400):
-            raise Reject("not_complex")
-        if self._pair("rle", origin, dest) in self.used and not self.repeat_places:
-            raise Reject("duplicate")
-        a, b = coords[0], coords[-1]
-        view = self._view(
-            "rle", coords, zoom, [Marker(*a, "blue"), Marker(*b, "blue")], paths=[coords]
-        )
-        self.used.add(self._pair("rle", origin, dest))
-        self._placed("rle", origin)
-        lats, lons = zip(*coords, strict=True)
-        metres = path_length_m(lats, lons)
-        feet = metres * FEET_PER_M
-        meta = {"zoom": zoom, "difficulty": difficulty, "turns": turns, **self._view_meta(view)}
-        return Plan(
-            "rle",
-            view,
-            [
-                Question(
-                    "-m",
-                    self.prompts.text("map.rle", unit="metres", abbr="m"),
-                    NumberTruth(
-                        value=round(metres, 2), unit="m", equivalents={"ft": round(feet, 2)}
-                    ),
-                    {**meta, "unit": "m"},
-                ),
-                Question(
-                    "-ft",
-                    self.prompts.text("map.rle", unit="feet", abbr="ft"),
-                    NumberTruth(
-                        value=round(feet, 2), unit="ft", equivalents={"m": round(metres, 2)}
-                    ),
-                    {**meta, "unit": "ft"},
-                ),
-            ],
-        )
-
-    # ------------------------------------------------------------ MML
-
-    def attempt_mml(self, colour: str) -> Plan:
-        if not self.mml_nodes:
-            raise Reject("no_two_road_junction" if self.named else "no_named_roads")
-        zoom = self._zoom((17, 18, 19))
-        node = self._choose("mml", self.mml_nodes)
-        names = sorted(self.roads.roads_at(node))
-        at = self._latlon(node)
-        if not self.repeat_places and self._asked_here(tuple(names), at):
-            raise Reject("duplicate")
-        view = self._view("mml", [at], zoom, [Marker(*at, colour)])  # type: ignore[arg-type]
-        ways: dict[str, set[int]] = defaultdict(set)
-        for u, v, k, d in [
-            *self.g.out_edges(node, keys=True, data=True),
-            *self.g.in_edges(node, keys=True, data=True),
-        ]:
-            ways[d["road"]] |= self._edge_ways([(u, v, k)])
-        labels = self._labels_drawn(view, ways, {})  # nearest the marker, on the junction
-        self._check_renamed_nearby(node, names, view, labels)
-        self._check_label_reaches(node, names, view)
-        self.junctions.append((tuple(names), *at))
-        self._placed("mml", node)
-        truth = RoadPairTruth(
-            road_1=names[0],
-            road_2=names[1],
-            junction=node,
-            labels=[labels[n] for n in names if n in labels],
-        )
-        meta = {"zoom": zoom, "colour": colour, **self._view_meta(view)}
-        return Plan(
-            "mml", view, [Question("", self.prompts.text("map.mml", colour=colour), truth, meta)]
-        )
-
-    def _renamed_nearby(self, node: int, names: list[str]) -> dict[str, set[str]]:
-        """For each road at the junction, the other names it takes within ``RENAME_M`` metres of
-        the junction along itself (its stretch goes on, within 45 degrees, under another name
-        that is not one of ``names``)."""
-        found: dict[str, set[str]] = defaultdict(set)
-        # (node reached, road followed, metres from the junction, heading arriving there)
-        todo = [(v, road, length, end) for v, road, length, _, end in self._stretches(node)]
-        seen: set[tuple[int, str | None]] = {(node, n) for n in names}
-        while todo:
-            at, road, dist, heading = todo.pop()
-            if road is None or dist > RENAME_M or (at, road) in seen:
+def _renamed_nearby(sampler: ViewSampler, node: int, names: list[str]) -> dict[str, set[str]]:
+    """For each road at the junction, the other names it takes within ``RENAME_M`` metres of
+    the junction along itself (its stretch goes on, within 45 degrees, under another name
+    that is not one of ``names``)."""
+    found: dict[str, set[str]] = defaultdict(set)
+    # (node reached, road followed, metres from the junction, heading arriving there)
+    todo = [(v, road, length, end) for v, road, length, _, end in _stretches(sampler, node)]
+    seen: set[tuple[int, str | None]] = {(node, n) for n in names}
+    while todo:
+        at, road, dist, heading = todo.pop()
+        if road is None or dist > RENAME_M or (at, road) in seen:
+            continue
+        seen.add((at, road))
+        for v, other, length, start, end in _stretches(sampler, at):
+            turn = (start - heading) % 360.0
+            if v == node or min(turn, 360.0 - turn) > 45.0:
                 continue
-            seen.add((at, road))
-            for v, other, length, start, end in self._stretches(at):
-                turn = (start - heading) % 360.0
-                if v == node or min(turn, 360.0 - turn) > 45.0:
-                    continue
-                if other == road:
-                    todo.append((v, road, dist + length, end))
-                elif other is not None and other not in names:
-                    found[road].add(other)
-        return found
+            if other == road:
+                todo.append((v, road, dist + length, end))
+            elif other is not None and other not in names:
+                found[road].add(other)
+    return found
 
-    def _stretches(self, node: int) -> list[tuple[int, str | None, float, float, float]]:
-        """The road stretches from ``node``, driven or not: (next node, road, metres, heading
-        leaving ``node``, heading arriving at the next node), one-way streets both ways."""
-        g = self.g
-        out = []
-        for u, v, k, d in g.out_edges(node, keys=True, data=True):
-            start, end = end_bearings(edge_coords(g, u, v, k))
-            out.append((v, d["road"], float(d.get("length", 0.0)), start, end))
-        for u, v, k, d in g.in_edges(node, keys=True, data=True):
-            if g.has_edge(v, u):
-                continue  # a two-way street: its other direction is above
-            start, end = end_bearings(edge_coords(g, u, v, k)[::-1])
-            out.append((u, d["road"], float(d.get("length", 0.0)), start, end))
-        return out
 
-    def _check_renamed_nearby(
-        self, node: int, names: list[str], view: View, labels: dict[str, LabelBox]
-    ) -> None:
-        """Reject the junction where a road at it takes another name within ``RENAME_M``
-        metres and that other name's label is nearer the marker than the road's own
-        (issue 26, Reno mml-0001: a reader names the nearer label)."""
-        renamed = self._renamed_nearby(node, names)
-        if not renamed:
-            return
-        (mx, my), *_ = view_pixels(view.center, view.zoom, [self._latlon(node)])
+def _stretches(
+    sampler: ViewSampler, node: int
+) -> list[tuple[int, str | None, float, float, float]]:
+    """The road stretches from ``node``, driven or not: (next node, road, metres, heading
+    leaving ``node``, heading arriving at the next node), one-way streets both ways."""
+    g = sampler.g
+    out = []
+    for u, v, k, d in g.out_edges(node, keys=True, data=True):
+        start, end = end_bearings(edge_coords(g, u, v, k))
+        out.append((v, d["road"], float(d.get("length", 0.0)), start, end))
+    for u, v, k, d in g.in_edges(node, keys=True, data=True):
+        if g.has_edge(v, u):
+            continue  # a two-way street: its other direction is above
+        start, end = end_bearings(edge_coords(g, u, v, k)[::-1])
+        out.append((u, d["road"], float(d.get("length", 0.0)), start, end))
+    return out
 
-        def distance(box: tuple[float, ...]) -> float:
-            return math.hypot((box[0] + box[2]) / 2 - mx, (box[1] + box[3]) / 2 - my)
 
-        shown = self._shown
-        for road, others in renamed.items():
-            own = distance(labels[road].box) if road in labels else math.inf
-            for w, boxes in shown.visible.items():
-                if shown.name_of.get(w) in others and any(distance(b) < own for b in boxes):
-                    raise Reject("name_changes_near_junction")
+def _check_renamed_nearby(
+    sampler: ViewSampler, node: int, names: list[str], view: View, labels: dict[str, LabelBox]
+) -> None:
+    """Reject the junction where a road at it takes another name within ``RENAME_M``
+    metres and that other name's label is nearer the marker than the road's own
+    (issue 26, Reno mml-0001: a reader names the nearer label)."""
+    renamed = _renamed_nearby(sampler, node, names)
+    if not renamed:
+        return
+    (mx, my), *_ = view_pixels(view.center, view.zoom, [sampler.latlon(node)])
 
-    def _check_label_reaches(self, node: int, names: list[str], view: View) -> None:
-        """Reject the junction where a road's whole labels in the view all lie beyond a corner
-        at which another road joins it (``maps.routes.road_reach``): a reader following the
-        road from the marker meets the other road before any label of this one
-        (``label_beyond_corner``; the blind audit of issue 26, Sydney mml-0015)."""
-        shown = self._shown
-        for road in names:
-            lines = road_reach(self.g, node, road)
-            if not lines:
-                raise Reject("label_beyond_corner")
-            pts = [p for line in lines for p in line]
-            px = view_pixels(view.center, view.zoom, pts)
-            segments: list[tuple[tuple[float, float], tuple[float, float]]] = []
-            i = 0
-            for line in lines:
-                segments += list(itertools.pairwise(px[i : i + len(line)]))
-                i += len(line)
-            boxes = [
-                b for w, bs in shown.visible.items() if shown.name_of.get(w) == road for b in bs
-            ]
-            if not any(
-                _segment_distance(((b[0] + b[2]) / 2, (b[1] + b[3]) / 2), a, c) <= LABEL_ON_ROAD_PX
-                for b in boxes
-                for a, c in segments
-            ):
-                raise Reject("label_beyond_corner")
+    def distance(box: tuple[float, ...]) -> float:
+        return math.hypot((box[0] + box[2]) / 2 - mx, (box[1] + box[3]) / 2 - my)
 
-    def _asked_here(self, names: tuple[str, ...], at: tuple[float, float]) -> bool:
-        """Whether an MML question was already asked of this pair of roads at (about) this
-        place: the same node, or the other carriageway of the same crossing."""
-        return any(
-            n == names and float(distance_km(lat, lon, *at)) * 1000 < SAME_JUNCTION_M
-            for n, lat, lon in self.junctions
-        )
+    shown = sampler.shown
+    for road, others in renamed.items():
+        own = distance(labels[road].box) if road in labels else math.inf
+        for w, boxes in shown.visible.items():
+            if shown.name_of.get(w) in others and any(distance(b) < own for b in boxes):
+                raise Reject("name_changes_near_junction")
+
+
+def _check_label_reaches(sampler: ViewSampler, node: int, names: list[str], view: View) -> None:
+    """Reject the junction where a road's whole labels in the view all lie beyond a corner
+    at which another road joins it (``maps.routes.road_reach``): a reader following the
+    road from the marker meets the other road before any label of this one
+    (``label_beyond_corner``; the blind audit of issue 26, Sydney mml-0015)."""
+    shown = sampler.shown
+    for road in names:
+        lines = road_reach(sampler.g, node, road)
+        if not lines:
+            raise Reject("label_beyond_corner")
+        pts = [p for line in lines for p in line]
+        px = view_pixels(view.center, view.zoom, pts)
+        segments: list[tuple[tuple[float, float], tuple[float, float]]] = []
+        i = 0
+        for line in lines:
+            segments += list(itertools.pairwise(px[i : i + len(line)]))
+            i += len(line)
+        boxes = [b for w, bs in shown.visible.items() if shown.name_of.get(w) == road for b in bs]
+        if not any(
+            _segment_distance(((b[0] + b[2]) / 2, (b[1] + b[3]) / 2), a, c) <= LABEL_ON_ROAD_PX
+            for b in boxes
+            for a, c in segments
+        ):
+            raise Reject("label_beyond_corner")
+
+
+def _asked_here(sampler: ViewSampler, names: tuple[str, ...], at: tuple[float, float]) -> bool:
+    """Whether an MML question was already asked of this pair of roads at (about) this
+    place: the same node, or the other carriageway of the same crossing."""
+    return any(
+        n == names and float(distance_km(lat, lon, *at)) * 1000 < SAME_JUNCTION_M
+        for n, lat, lon in _junctions(sampler).asked
+    )
 
 
 def _segment_distance(
@@ -735,7 +518,6 @@ def format_rle(sample: Sample) -> str:
 
 
 def _register() -> None:
-    from evaluators.navigation import parse_first_line_number
     from evaluators.sample_scores import (
         accuracy_metrics,
         mml_score,
@@ -757,7 +539,7 @@ def _register() -> None:
             "marker to the red one",
             truth_kinds=frozenset({"route"}),
             score=route_score,
-            generator=lambda sampler, i: sampler.attempt_srn(),
+            generator=lambda sampler, i: attempt_srn(sampler),
             modes={"original": lambda s, r: route_score(s, r, mode="original")},
             reduce=route_metrics,
             metrics=("SR2", "aSA", "connectivity"),
@@ -773,10 +555,11 @@ def _register() -> None:
             truth_kinds=frozenset({"number"}),
             score=rle_score,
             # simple and complex paths in turn; each map asked in metres and in feet
-            generator=lambda sampler, i: sampler.attempt_rle("simple" if i % 2 == 0 else "complex"),
+            generator=lambda sampler, i: attempt_rle(
+                sampler, "simple" if i % 2 == 0 else "complex"
+            ),
             questions_per_map=2,
             answer_format=format_rle,
-            parse=lambda sample, response: parse_first_line_number(response),
             reduce=rle_metrics_rows,
             table=rle_table,
             metrics=("rmse", "mae", "mape", "r2", "unanswered"),
@@ -793,7 +576,7 @@ def _register() -> None:
             description="marker localisation: the two roads at the junction under the marker",
             truth_kinds=frozenset({"road_pair"}),
             score=mml_score,
-            generator=lambda sampler, i: sampler.attempt_mml("blue" if i % 2 == 0 else "red"),
+            generator=lambda sampler, i: attempt_mml(sampler, "blue" if i % 2 == 0 else "red"),
             reduce=accuracy_metrics,
             metrics=("accuracy",),
             group_by=("colour", "zoom"),

@@ -2,7 +2,7 @@
 
 Views are zoom-19 maps without markers (``CARTOQA_FEATURE_ZOOM=18`` for zoom
 18), each centred near an OSM object of one of the 22 types
-(``cartoqa.tasks.map_features``), taken in turn; every third view is placed
+(``cartoqa.records.feature_types``), taken in turn; every third view is placed
 where that type is densest, so that counts reach CartoMapQA's 16.  The four
 tasks share their views (``TaskSpec.views``): each view asks
 
@@ -16,7 +16,7 @@ tasks share their views (``TaskSpec.views``): each view asks
   without any written name, where the view writes names of another type);
 - ``mtmf``: counts and names of all 22 types at once, as one JSON object.
 
-Ground truth is what the image shows (``maps.features``; the rules per
+Ground truth is what the image shows (``maps.feature_pixels``; the rules per
 feature are ``drawn_features``).  Features only partly shown are *optional*:
 a count from ``value`` to ``value + optional`` is exact, and their names may
 be listed or not.  Every question's truth carries its evidence (the
@@ -42,21 +42,19 @@ from cartoqa.records import (
     NamesTruth,
     Sample,
 )
+from cartoqa.records.feature_types import FEATURE_TYPES, feature_type_of, optional_type_of
 from maps import View
-from maps.features import MIN_ICON_SHARE, DrawnObject, FeatureLabels
+from maps.feature_pixels import MIN_ICON_SHARE, DrawnObject, FeatureLabels
 from maps.projection import HALF_WORLD_M, metres_per_pixel, pixel_to_lat_lon, world_pixel
 
-from ._views import fit_center, view_bounds
-from .map_features import FEATURE_TYPES, feature_type_of, optional_type_of
-from .navigation import Plan, Question, Reject
+from .views import Plan, Question, Reject, fit_center, view_bounds
 
 if TYPE_CHECKING:
     from maps import MapEngine
 
-    from .navigation import NavigationSampler
+    from .views import ViewSampler
 
 __all__ = [
-    "MAP_FEATURE_TASKS",
     "VIEW_GROUP",
     "drawn_features",
     "feature_zoom",
@@ -65,7 +63,6 @@ __all__ = [
 ]
 
 VIEW_GROUP = "map_features"
-MAP_FEATURE_TASKS = ("stmf_presence", "stmf_count", "stmf_names", "mtmf")
 #: a view keeps the object it is centred near this far from its edges
 MARGIN_PX = 150
 #: a park counts when this share of its area is inside the view (as an icon must be);
@@ -431,7 +428,7 @@ def feature_labels(engine: MapEngine) -> FeatureLabels:
     return _LABELS[engine]
 
 
-def _state(sampler: NavigationSampler) -> _State:
+def _state(sampler: ViewSampler) -> _State:
     st = sampler.state.get(VIEW_GROUP)
     if st is None:
         labels = feature_labels(sampler.labels.engine)
@@ -449,7 +446,7 @@ def _state(sampler: NavigationSampler) -> _State:
     return st
 
 
-def _anchor(sampler: NavigationSampler, st: _State, i: int) -> tuple[str, tuple[float, float]]:
+def _anchor(sampler: ViewSampler, st: _State, i: int) -> tuple[str, tuple[float, float]]:
     """The view's type and the object (world px) it is centred near: the types the extract
     has, in turn, skipping those whose objects have all been anchors already; every
     ``DENSE_EVERY``-th view near where the type is densest."""
@@ -487,7 +484,7 @@ def _overlaps(st: _State, center: tuple[float, float]) -> bool:
     return any(abs(x - a) < WIDTH_PX / 2 and abs(y - b) < HEIGHT_PX / 2 for a, b in st.centres)
 
 
-def attempt_map_features(sampler: NavigationSampler, i: int) -> Plan:
+def attempt_map_features(sampler: ViewSampler, i: int) -> Plan:
     """One view of the map-feature group and its questions of every member task."""
     st = _state(sampler)
     key, (px, py) = _anchor(sampler, st, i)
@@ -606,7 +603,7 @@ def _stratum(n: int) -> int:
 
 
 def _count_type(
-    sampler: NavigationSampler, st: _State, counts: dict[str, Tally], key: str
+    sampler: ViewSampler, st: _State, counts: dict[str, Tally], key: str
 ) -> tuple[str, int]:
     """The type the view's count question asks of, and its stratum: among the strata the
     view has a type in (a zero only of a type with nothing of it drawn, not even in part),
@@ -623,7 +620,7 @@ def _count_type(
 
 
 def _names_type(
-    sampler: NavigationSampler, st: _State, counts: dict[str, Tally], shown: list[str], key: str
+    sampler: ViewSampler, st: _State, counts: dict[str, Tally], shown: list[str], key: str
 ) -> str:
     """The type the view's name question asks of: the view's own type when the map writes
     names for it, else a shown type it writes names for; a type shown only without written
@@ -665,7 +662,7 @@ def format_names(sample: Sample) -> str:
 
 
 def _register() -> None:
-    from evaluators import map_features as mf
+    from evaluators import poi as scorers
 
     from .spec import TaskSpec, register_task
 
@@ -680,11 +677,10 @@ def _register() -> None:
             name="stmf_presence",
             description="map features: is a type of place shown (yes/no, balanced)",
             truth_kinds=frozenset({"boolean"}),
-            score=mf.presence_score,
-            modes={"original": mf.presence_score_original},
-            parse=mf.parse_presence,
+            score=scorers.presence_score,
+            modes={"original": scorers.presence_score_original},
             answer_format=format_presence,
-            reduce=mf.presence_metrics,
+            reduce=scorers.presence_metrics,
             metrics=("accuracy", "precision", "recall", "f1", "unanswered"),
             group_by=("feature_type", "zoom"),
             questions_per_map=2,
@@ -696,10 +692,9 @@ def _register() -> None:
             name="stmf_count",
             description="map features: how many of a type of place the map shows",
             truth_kinds=frozenset({"count"}),
-            score=mf.count_score,
-            modes={"original": mf.count_score_original},
-            parse=mf.parse_count,
-            reduce=mf.count_metrics,
+            score=scorers.count_score,
+            modes={"original": scorers.count_score_original},
+            reduce=scorers.count_metrics,
             metrics=("rmse", "mae", "r2", "unanswered"),
             group_by=("feature_type", "zoom"),
             answer_space={"low": 0, "high": MAX_RANDOM_COUNT},
@@ -711,11 +706,10 @@ def _register() -> None:
             name="stmf_names",
             description="map features: the names the map writes for a type of place",
             truth_kinds=frozenset({"names"}),
-            score=mf.names_score,
-            modes={"original": mf.names_score_original},
-            parse=mf.parse_names,
+            score=scorers.names_score,
+            modes={"original": scorers.names_score_original},
             answer_format=format_names,
-            reduce=mf.names_metrics,
+            reduce=scorers.names_metrics,
             metrics=("precision", "recall", "f1", "fuzzy_f1", "unanswered"),
             headline="f1",
             group_by=("feature_type", "zoom"),
@@ -727,10 +721,9 @@ def _register() -> None:
             name="mtmf",
             description="map features: counts and names of all 22 types at once, as JSON",
             truth_kinds=frozenset({"feature_table"}),
-            score=mf.mtmf_score,
-            modes={"original": mf.mtmf_score_original},
-            parse=mf.parse_feature_map,
-            reduce=mf.mtmf_metrics,
+            score=scorers.mtmf_score,
+            modes={"original": scorers.mtmf_score_original},
+            reduce=scorers.mtmf_metrics,
             metrics=("rmse", "r2", "precision", "recall", "f1", "unanswered"),
             group_by=("zoom",),
             answer_space={"low": 0, "high": MAX_RANDOM_COUNT},

@@ -113,17 +113,14 @@ class TaskSpec:
     does not fit (RLE: one table per unit)."""
     answer_format: Callable[[Sample], str] | None = None
     """What the oracle writes; None: the ground truth writes itself (``answer_text()``)."""
-    parse: Callable[[Sample, str], Any] | None = None
-    """How an answer is read where the truth kind's codec does not fit the prompt's layout
-    (RLE: the number on the first line); raises ``AnswerParseError``."""
     answer_space: Mapping[str, Any] = field(default_factory=dict)
     """What the random baseline draws from where the truth's kind alone does not say (a
     number's range: {"low": 0, "high": 360})."""
     generator: Callable[..., Any] | None = None
     """What makes one question, in the form its family's builder calls: map tasks
-    ``(NavigationSampler, i) -> Plan`` (``cartoqa.tasks.build``), GPS tasks
+    ``(ViewSampler, i) -> Plan`` (``cartoqa.tasks.views``), GPS tasks
     ``(Sampler, n) -> Draft`` (``cartoqa.tasks.gps``); None for a task scored here but
-    made elsewhere."""
+    made elsewhere (a map task that builds itself has a ``builder`` instead)."""
     questions_per_map: int = 1
     """Map tasks: questions asked of each rendered map (RLE: 2, metres and feet)."""
     views: str = ""

@@ -13,6 +13,7 @@ from cartoqa.models import (
     random_answer,
 )
 from cartoqa.runner import open_run_store, run_model
+from cartoqa.scoring import score_sample
 from evaluators.answers import parse_sample_answer, score_response
 from tests.cartoqa.model_data import kinds_dataset
 
@@ -28,17 +29,23 @@ def test_oracle_scores_every_kind_through_the_runner_and_the_scorer(tmp_path):
         summary = run_model(ds, model, store, concurrency=3)
         latest = store.latest()
     assert summary.answered == len(ds) and summary.failed == 0
-    scores = {s.id: score_response(s, latest[s.id].response) for s in ds}
-    assert all(ok for ok, _ in scores.values()), {k: v for k, v in scores.items() if not v[0]}
+    scores = {s.id: score_sample(s, latest[s.id].response) for s in ds}  # each task's scorer
+    assert all(sc.correct for sc in scores.values()), {
+        k: sc.why for k, sc in scores.items() if not sc.correct
+    }
 
 
 def test_random_answers_parse_for_every_kind_and_are_mostly_wrong(tmp_path):
     ds = kinds_dataset(tmp_path / "ds", copies=5)
     answers = RandomModel(seed=7).generate(requests_for(ds))
-    for s, r in zip(ds, answers, strict=True):
-        parse_sample_answer(s, r.text)  # raises if the shape is wrong
-    correct = sum(score_response(s, r.text)[0] for s, r in zip(ds, answers, strict=True))
-    assert correct < len(ds) / 2
+    scores = [score_sample(s, r.text) for s, r in zip(ds, answers, strict=True)]
+    unreadable = {
+        s.id: sc.why
+        for s, sc in zip(ds, scores, strict=True)
+        if (sc.why or "").startswith("unreadable")
+    }
+    assert unreadable == {}  # each task's own reader reads them: the shape is right
+    assert sum(bool(sc.correct) for sc in scores) < len(ds) / 2
 
 
 def test_random_is_seeded_per_sample_so_order_and_resume_do_not_matter(tmp_path):

@@ -1,12 +1,12 @@
-"""The rules that turn what a view shows (``maps.features.DrawnObject``) into counts and
+"""The rules that turn what a view shows (``maps.feature_pixels.DrawnObject``) into counts and
 names (``cartoqa.tasks.poi.drawn_features`` and ``tally``), case by case, on objects made
 here: the edge cases an outside review raised, without a render."""
 
 from __future__ import annotations
 
-from cartoqa.tasks.map_features import FEATURE_TYPES
+from cartoqa.records.feature_types import FEATURE_TYPES
 from cartoqa.tasks.poi import MIN_LINE_PX, drawn_features, tally
-from maps.features import DrawnObject, ObjectRow
+from maps.feature_pixels import DrawnObject, ObjectRow
 
 
 def _obj(table: str, osm_id: int, name: str, tags: dict, **kw) -> DrawnObject:

@@ -26,7 +26,13 @@ from typer.testing import CliRunner
 
 from cartoqa.cli import app
 from cartoqa.records import SampleScore
-from cartoqa.scoring import score_run, score_sample, score_samples, tables_from_scores
+from cartoqa.scoring import (
+    score_run,
+    score_sample,
+    score_samples,
+    tables_from_scores,
+    task_versions,
+)
 from cartoqa.stores import RunStore, find_runs, read_scores, scores_path, scoring_key
 from cartoqa.stores._files import strict_json
 from cartoqa.stores.scores import fingerprint, store_state, write_scores
@@ -60,7 +66,7 @@ def latest(path):
 
 
 def key_of(ds, mode="cartoqa"):
-    return scoring_key({s.task for s in ds.samples}, mode)
+    return scoring_key(task_versions({s.task for s in ds.samples}), mode)
 
 
 def as_json(obj):
@@ -212,7 +218,6 @@ def test_another_key_is_another_file_and_the_edited_one_is_not_read(kinds, tmp_p
         header, _ = read_lines(scores_path(info.path, bumped))
         assert header["tasks"]["mml"] == "2" and header["tasks"]["srn"] == "1"
         assert header["tasks"]["mfs"] == "1"  # registered (issue 16): its own scorer
-        from cartoqa.stores.scores import task_versions
 
         # a task the schema knows but no spec registers is scored by exact match
         versions = task_versions(["no_such_spec", "mml"])
@@ -312,7 +317,9 @@ def test_nan_and_infinite_values_survive_the_file(kinds, tmp_path):
     fp = fingerprint(store)
     sha = kinds.manifest.samples_sha256
     scored = {s.task: [(s, weird)]}
-    write_scores(store, "k", scored, mode="cartoqa", store=fp, dataset_sha256=sha)
+    write_scores(
+        store, "k", scored, mode="cartoqa", versions={s.task: "1"}, store=fp, dataset_sha256=sha
+    )
     _header, row = [  # strict JSON (issue 26, finding 12): null, and named to read back
         json.loads(line, parse_constant=_not_json)
         for line in scores_path(store, "k").read_text().splitlines()

@@ -1,4 +1,8 @@
-"""Answer formats: what the oracle writes parses back and matches; model-style variants too."""
+"""Answer formats: what the oracle writes parses back and matches; model-style variants too.
+
+The round trip of every task goes through its registered scorer (``cartoqa.scoring``), the
+one production path; ``score_response`` reads by the ground truth's kind alone (how a task
+without a scorer of its own is scored)."""
 
 import pytest
 
@@ -14,6 +18,7 @@ from cartoqa.records import (
     Sample,
     TextTruth,
 )
+from cartoqa.scoring import score_sample
 from evaluators import AnswerParseError
 from evaluators.answers import answer_matches, parse_answer, score_response
 from tests.cartoqa.model_data import CASES
@@ -33,10 +38,16 @@ def sample(task, truth, text="q?"):
 def test_every_kind_round_trips_through_format_parse_and_match(task, truth, question):
     s = sample(task, truth)
     text = oracle_answer(s)
-    assert score_response(s, text) == (True, None)
+    assert verdict(s, text) == (True, None)
     if task not in ("rle", "stmf_names"):  # these two are read by line position
         # the same answer after some reasoning still reads back
-        assert score_response(s, "Let me look at the map carefully.\n" + text) == (True, None)
+        assert verdict(s, "Let me look at the map carefully.\n" + text) == (True, None)
+
+
+def verdict(s, text):
+    """(correct, why) by the task's registered scorer, as ``cartoqa score`` gives it."""
+    sc = score_sample(s, text)
+    return sc.correct, sc.why
 
 
 @pytest.mark.parametrize(("task", "truth", "question"), CASES, ids=[c[0] for c in CASES])
@@ -81,8 +92,8 @@ def test_numbers_in_another_unit_match_the_equivalent():
 
 def test_rle_reads_the_first_line():
     s = sample("rle", NumberTruth(value=250, unit="m"))
-    assert score_response(s, "250 m\nThe path is about 2.5 scale bars (100 m each).")[0]
-    assert not score_response(s, "300 m\nthen 250 m")[0]
+    assert verdict(s, "250 m\nThe path is about 2.5 scale bars (100 m each).")[0]
+    assert not verdict(s, "300 m\nthen 250 m")[0]
 
 
 def test_road_pairs_match_in_either_order_and_ignore_case():

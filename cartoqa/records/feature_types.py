@@ -11,12 +11,14 @@ reading the map sees what the style draws, so two tags drawn the same way are
 one type (``amenity=clinic`` and ``amenity=doctors`` share the doctors icon),
 and a tag drawn the same as a type but not of it is *optional*: an answer
 may count it or not (``highway=primary_link``, drawn like a primary road).
-``tests/cartoqa/test_map_features.py`` checks every line of the table
+``tests/cartoqa/test_feature_types.py`` checks every line of the table
 against the style's own rules.
 
-The decisions on unclear cases are in each type's ``note``.  The tasks
-(views, ground truth from the image, questions) are ``cartoqa.tasks.poi``;
-their scorers ``evaluators.map_features``.
+The decisions on unclear cases are in each type's ``note``.  The table is
+schema-level data (a ``FeatureTableTruth`` is keyed by these types), so the
+generators (``cartoqa.tasks.poi``: views, ground truth from the image,
+questions), their scorers (``evaluators.poi``) and the review tool's drawings
+(``annotations.drawing``) all read it from here.
 """
 
 from __future__ import annotations

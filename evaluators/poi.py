@@ -128,7 +128,7 @@ from cartoqa.records import (
     Sample,
     SampleScore,
 )
-from cartoqa.tasks.map_features import FEATURE_TYPES
+from cartoqa.records.feature_types import FEATURE_TYPES
 
 from .answers import MAX_LINES, last_json_value, normalise_name
 from .hedges import alternative_at, blanked, is_negated, negated_spans, yes_no_hedge

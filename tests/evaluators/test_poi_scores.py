@@ -21,7 +21,7 @@ from cartoqa.records import (
     Sample,
 )
 from evaluators import AnswerParseError
-from evaluators.map_features import (
+from evaluators.poi import (
     ORIGINAL_COUNT_RANGE,
     ORIGINAL_SEED,
     count_metrics,

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from cartoqa.tasks.map_features import FEATURE_TYPES, feature_type_of, optional_type_of
+from cartoqa.records.feature_types import FEATURE_TYPES, feature_type_of, optional_type_of
 
 STYLE = Path("/usr/share/openstreetmap-carto-common/style.xml")
 OSM = Path(__file__).resolve().parents[3] / "shared" / "data" / "osm"
