@@ -1,9 +1,10 @@
 """Scoring the GPS tasks with GPSBench's tolerances, robust where a public harness is not.
 
-``score_gps(sample, response)`` -> ``GpsScore(correct, closeness, why)``:
-``closeness`` is 1 - |error| / |truth| (floored at 0) for the numeric tasks
-(distance, polygon area, and area and perimeter in the variant), else None.  It never raises: an
-unreadable answer is wrong, with the reason.
+One scorer per kind of answer, named by what it reads (``score_km``, ``score_bearing``,
+``score_dms``, ``score_place``, ...; each task's spec names its own): ``(sample,
+response) -> SampleScore``, with ``closeness`` (1 - |error| / |truth|, floored at 0) in
+its values for the scorers of lengths and areas, and ``province`` and ``country`` for
+``score_place``.  None raises: an unreadable answer is wrong, with the reason.
 
 Tolerances (the spec's): format conversion exact at the precision asked,
 however written (GPSBench's: seconds to one decimal, decimal degrees to exactly
@@ -47,6 +48,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -59,6 +61,7 @@ from cartoqa.records import (
     IndicesTruth,
     NumberTruth,
     Sample,
+    SampleScore,
     TextTruth,
     Tolerance,
     ValuesTruth,
@@ -69,7 +72,6 @@ from .answers import (
     answer_matches,
     last_json_value,
     normalise_name,
-    parse_answer,
     parse_choice,
     parse_yes_no,
     read_grouping,
@@ -85,18 +87,39 @@ from .numeric import (
     within_tolerance,
 )
 from .place_levels import city_only_levels
+from .verdicts import verdict as _verdict
 
 __all__ = [
+    "AREA_TOLERANCE",
+    "BEARING_TOLERANCE",
+    "DEGREE_TOLERANCE",
+    "DMS_TOLERANCE",
+    "KM_TOLERANCE",
     "RANGES",
     "GpsScore",
     "angle_difference_deg",
+    "by_truth",
     "city_names",
     "country_code",
     "division_core",
     "out_of_range",
     "province_matches",
     "read_values",
-    "score_gps",
+    "score_area_km2",
+    "score_bearing",
+    "score_box",
+    "score_choice",
+    "score_city",
+    "score_degree",
+    "score_dms",
+    "score_grouping",
+    "score_indices",
+    "score_km",
+    "score_place",
+    "score_position",
+    "score_values",
+    "score_values_closeness",
+    "score_yes_no",
 ]
 
 _DMS_HALF_UNIT_DEG = 0.05 / 3600 + 1e-9
@@ -657,23 +680,58 @@ def _grouping_matches(truth: GroupingTruth, got: dict[str, list[str]]) -> bool:
     return norm(got) == norm(truth.groups)
 
 
-#: tasks scored with 1 - MAPE beside the tolerance
-_NUMERIC = frozenset({"distance", "polygon", "polygon_perimeter"})
-
-
 def _close(pred: float, truth: float) -> float:
     return closeness(pred, truth)
 
 
-#: the tolerances of datasets made before each truth carried its own (``Tolerance`` on the
-#: truth, set by the task's generator, is what scores; these are the same values)
-_LEGACY = {
-    "distance": Tolerance(abs=5.0, rel=0.05),
-    "bearing": Tolerance(abs=5.0, wrap=360.0),
-    "polygon": Tolerance(rel=0.05),
-    "missing_data": Tolerance(abs=0.1),
-    "format_conversion": Tolerance(abs=1e-4),
-}
+# ------------------------------------------------------------------ the scorers
+#
+# One per kind of answer read; a task's spec names the one it needs.  Each is
+# (sample, response) -> SampleScore and never raises: no answer, or one that cannot be read,
+# is wrong with the reason, and a scorer that gives 1 - MAPE ("numeric") gives 0.0 then.
+# Where a truth carries no tolerance of its own (datasets made before they did), the
+# scorer's default applies: GPSBench's.
+
+#: the default tolerances, for truths that carry none
+KM_TOLERANCE = Tolerance(abs=5.0, rel=0.05)
+BEARING_TOLERANCE = Tolerance(abs=5.0, wrap=360.0)
+AREA_TOLERANCE = Tolerance(rel=0.05)
+DEGREE_TOLERANCE = Tolerance(abs=0.1)
+DMS_TOLERANCE = Tolerance(abs=1e-4)
+
+Reader = Callable[[Sample, str], GpsScore]
+
+
+def _scored(
+    sample: Sample, response: str | None, read: Reader, *, numeric: bool = False
+) -> SampleScore:
+    """``read`` the answer (its LaTeX written out) and make the ``SampleScore``: the
+    verdict, ``closeness`` (1 - APE) where the reader gives one, and province and country
+    verdicts where it grades them.  An empty or unreadable answer is wrong, with the
+    reason, its closeness 0.0 where the scorer is ``numeric``."""
+    if response is None or not response.strip():
+        sc = GpsScore(False, 0.0 if numeric else None, "no answer")
+    else:
+        try:
+            sc = read(sample, _delatex(response))
+        except (
+            AnswerParseError,
+            ValueError,
+            TypeError,
+            KeyError,
+            AttributeError,
+            IndexError,
+            OverflowError,
+        ) as exc:
+            sc = GpsScore(False, 0.0 if numeric else None, f"unreadable: {str(exc)[:120]}")
+    values: dict[str, float | None] = {}
+    if sc.closeness is not None:
+        values["closeness"] = sc.closeness
+    if sc.province_correct is not None:
+        values["province"] = float(sc.province_correct)
+    if sc.country_correct is not None:
+        values["country"] = float(sc.country_correct)
+    return _verdict(correct=sc.correct, values=values, why=sc.why)
 
 
 def _conversion_exact(truth: object, md: dict, got: tuple[float, float]) -> GpsScore:
@@ -703,142 +761,289 @@ def _conversion_exact(truth: object, md: dict, got: tuple[float, float]) -> GpsS
     return GpsScore(ok, why=None if ok else "not the truth at the precision asked")
 
 
-def _score(sample: Sample, response: str) -> GpsScore:
-    task, truth = sample.task, sample.ground_truth
+def _dms(sample: Sample, response: str) -> GpsScore:
+    truth = sample.ground_truth
     md = sample.metadata.model_extra or {}
-    if task in ("format_conversion", "format_conversion_lenient"):
-        if "seconds_decimals" in md or "decimals" in md:  # the default's exact rule
-            return _conversion_exact(truth, md, _coordinate(response))
-        if isinstance(truth, TextTruth):  # decimal -> DMS: compare the positions
-            want = parse_coordinate(truth.answer)
-            lat, lon = _coordinate(response)
-            ok = (
-                abs(lat - want[0]) <= _DMS_HALF_UNIT_DEG
-                and _lon_difference(lon, want[1]) <= _DMS_HALF_UNIT_DEG
-            )
-            return GpsScore(ok, why=None if ok else "wrong")
-        assert isinstance(truth, CoordinateTruth)
+    if "seconds_decimals" in md or "decimals" in md:  # the default's exact rule
+        return _conversion_exact(truth, md, _coordinate(response))
+    if isinstance(truth, TextTruth):  # decimal -> DMS: compare the positions
+        want = parse_coordinate(truth.answer)
         lat, lon = _coordinate(response)
-        ok = truth.within(lat, lon, truth.tolerance or _LEGACY["format_conversion"])
+        ok = (
+            abs(lat - want[0]) <= _DMS_HALF_UNIT_DEG
+            and _lon_difference(lon, want[1]) <= _DMS_HALF_UNIT_DEG
+        )
         return GpsScore(ok, why=None if ok else "wrong")
-    if isinstance(truth, CoordinateTruth):  # inverse projections, interpolation
-        tol = truth.tolerance or Tolerance(abs=float(md.get("tolerance_deg", 0.01)))
-        lat, lon = _coordinate(response)
-        ok = truth.within(lat, lon, tol)
-        return GpsScore(ok, why=None if ok else f"off by more than {tol.abs:g} degrees")
-    if task == "distance":
-        assert isinstance(truth, NumberTruth)
-        value = in_unit(parse_result_number(response), truth.unit or "km")
-        tol = truth.tolerance or _LEGACY[task]
-        ok = tol.allows(value, truth.value)
-        why = None if ok else f"outside max({tol.abs:g} km, {tol.rel:.0%})"
-        return GpsScore(ok, _close(value, truth.value), why)
-    if task == "bearing":
-        assert isinstance(truth, NumberTruth)
-        quadrant = _quadrant_bearing(final_answer_text(response))
-        if quadrant is not None:
-            value = quadrant
-        else:
-            value = in_unit(parse_result_number(response), truth.unit or "deg")
-        if why := out_of_range(value, "bearing"):
-            return GpsScore(False, why=why)
-        tol = truth.tolerance or _LEGACY[task]
-        ok = tol.allows(value, truth.value)
-        return GpsScore(ok, why=None if ok else f"more than {tol.abs:g} degrees off")
-    if task == "polygon":
-        assert isinstance(truth, NumberTruth)
-        value = in_unit(parse_result_number(response), truth.unit or "km2")
-        tol = truth.tolerance or _LEGACY[task]
-        ok = tol.allows(value, truth.value)
-        return GpsScore(
-            ok, _close(value, truth.value), None if ok else f"more than {tol.rel:.0%} off"
-        )
-    if task == "missing_data":
-        assert isinstance(truth, NumberTruth)
-        value = _degrees(response)
-        # the coordinate asked is the one not given ("given" recorded on every sample; a
-        # value beyond 90 can never be a right latitude anyway)
-        quantity = "latitude" if md.get("given") == "longitude" else "longitude"
-        if why := out_of_range(value, quantity):
-            return GpsScore(False, why=why)
-        tol = truth.tolerance or _LEGACY[task]
-        if quantity == "longitude":  # across the antimeridian, the short way round
-            tol = tol.model_copy(update={"wrap": 360.0})
-        ok = tol.allows(value, truth.value)
-        return GpsScore(ok, why=None if ok else f"more than {tol.abs:g} degrees off")
-    if isinstance(truth, ValuesTruth):
-        vals = read_values(response, list(truth.values), truth.units)
-        if task == "bounding_box" and all(v is None for v in vals.values()):
-            return _box_list(truth, response)
-        missing = [k for k, v in vals.items() if v is None]
-        if missing:
-            return GpsScore(False, 0.0 if task in _NUMERIC else None, f"missing {missing}")
-        ok = all(
-            within_tolerance(float(vals[k] or 0.0), v, abs_tol=truth.tolerances.get(k, 0.0))
-            for k, v in truth.values.items()
-        )
-        closeness = None
-        if task in _NUMERIC:
-            closeness = sum(
-                _close(float(vals[k] or 0.0), v) for k, v in truth.values.items()
-            ) / len(truth.values)
-        return GpsScore(ok, closeness, None if ok else "a value outside its tolerance")
-    if task in ("place_association", "place_association_levels"):
-        assert isinstance(truth, TextTruth)
-        text = final_answer_text(response)
-        names = _city_credit(truth, str(md.get("province") or ""))
-        country = str(md.get("country") or "")
-        country_ok = _country_ok(text, country)
-        province = md.get("province")
-        province_ok = (
-            province_matches(text, str(province), str(md.get("admin1") or "")) if province else None
-        )
-        ok = _names_only_city(text, names)
-        if md.get("asked") == "city" and "," not in text:
-            # the city alone asked and answered: the levels of the city it names
-            country_ok, province_ok = city_only_levels(ok, text, md)
-        return GpsScore(
-            ok,
-            why=None if ok else "another place",
-            country_correct=country_ok,
-            province_correct=province_ok,
-        )
-    if isinstance(truth, TextTruth):  # a city's name (spatial patterns)
-        text = final_answer_text(response)
-        names = _city_credit(truth)
-        if _names_two_listed(text, sample.prompt.text):
-            return GpsScore(False, why="hedged: more than one city named")
-        ok = _names_only_city(text, names)
-        return GpsScore(ok, why=None if ok else "another place")
-    if task == "boundary_analysis" and isinstance(truth, GroupingTruth):
-        ok = _grouping_matches(truth, read_grouping(response))
-        return GpsScore(ok, why=None if ok else "wrong")
-    if isinstance(truth, ChoiceTruth):
-        parsed: object = parse_choice(final_answer_text(response), truth.options)
-    elif isinstance(truth, BooleanTruth):
-        parsed = parse_yes_no(final_answer_text(response))
-    elif isinstance(truth, IndicesTruth):
-        parsed = _indices(response)
-    else:
-        parsed = parse_answer(truth.kind, response)
-    ok = answer_matches(truth, parsed)
+    assert isinstance(truth, CoordinateTruth)
+    lat, lon = _coordinate(response)
+    ok = truth.within(lat, lon, truth.tolerance or DMS_TOLERANCE)
     return GpsScore(ok, why=None if ok else "wrong")
 
 
-def score_gps(sample: Sample, response: str | None) -> GpsScore:
-    """Score one GPS answer; never raises (unreadable answers are wrong, with the reason)."""
-    if response is None or not response.strip():
-        return GpsScore(False, 0.0 if sample.task in _NUMERIC else None, "no answer")
-    try:
-        return _score(sample, _delatex(response))
-    except (
-        AnswerParseError,
-        ValueError,
-        TypeError,
-        KeyError,
-        AttributeError,
-        IndexError,
-        OverflowError,
-    ) as exc:
-        closeness = 0.0 if sample.task in _NUMERIC else None
-        return GpsScore(False, closeness, f"unreadable: {str(exc)[:120]}")
+def score_dms(sample: Sample, response: str | None) -> SampleScore:
+    """A coordinate converted between decimal degrees and degrees-minutes-seconds (a text
+    truth: DMS; a coordinate truth: decimal degrees): exact at the precision the metadata
+    asks (``seconds_decimals``, ``decimals``; ``_conversion_exact``), else within half the
+    last written unit (0.05" of arc), or the truth's tolerance (default 0.0001 degrees)."""
+    return _scored(sample, response, _dms)
+
+
+def _position(sample: Sample, response: str) -> GpsScore:
+    truth = sample.ground_truth
+    assert isinstance(truth, CoordinateTruth)
+    md = sample.metadata.model_extra or {}
+    tol = truth.tolerance or Tolerance(abs=float(md.get("tolerance_deg", 0.01)))
+    lat, lon = _coordinate(response)
+    ok = truth.within(lat, lon, tol)
+    return GpsScore(ok, why=None if ok else f"off by more than {tol.abs:g} degrees")
+
+
+def score_position(sample: Sample, response: str | None) -> SampleScore:
+    """A point (``CoordinateTruth``): latitude and longitude each within the truth's
+    tolerance (else the metadata's ``tolerance_deg``, else 0.01 degrees), the longitude
+    wrapping at the antimeridian."""
+    return _scored(sample, response, _position)
+
+
+def _km(sample: Sample, response: str) -> GpsScore:
+    truth = sample.ground_truth
+    assert isinstance(truth, NumberTruth)
+    value = in_unit(parse_result_number(response), truth.unit or "km")
+    tol = truth.tolerance or KM_TOLERANCE
+    ok = tol.allows(value, truth.value)
+    why = None if ok else f"outside max({tol.abs:g} km, {tol.rel:.0%})"
+    return GpsScore(ok, _close(value, truth.value), why)
+
+
+def score_km(sample: Sample, response: str | None) -> SampleScore:
+    """A length (``NumberTruth``, km unless its unit says): within the truth's tolerance
+    (default max(5 km, 5 %)), any length unit converted; with 1 - APE."""
+    return _scored(sample, response, _km, numeric=True)
+
+
+def _bearing(sample: Sample, response: str) -> GpsScore:
+    truth = sample.ground_truth
+    assert isinstance(truth, NumberTruth)
+    quadrant = _quadrant_bearing(final_answer_text(response))
+    if quadrant is not None:
+        value = quadrant
+    else:
+        value = in_unit(parse_result_number(response), truth.unit or "deg")
+    if why := out_of_range(value, "bearing"):
+        return GpsScore(False, why=why)
+    tol = truth.tolerance or BEARING_TOLERANCE
+    ok = tol.allows(value, truth.value)
+    return GpsScore(ok, why=None if ok else f"more than {tol.abs:g} degrees off")
+
+
+def score_bearing(sample: Sample, response: str | None) -> SampleScore:
+    """A bearing (``NumberTruth``, degrees): a number in a bearing's range (``RANGES``) or a
+    quadrant bearing ("S 65.5° W"), within the truth's tolerance (default 5 degrees,
+    wrapping at 360)."""
+    return _scored(sample, response, _bearing)
+
+
+def _area_km2(sample: Sample, response: str) -> GpsScore:
+    truth = sample.ground_truth
+    assert isinstance(truth, NumberTruth)
+    value = in_unit(parse_result_number(response), truth.unit or "km2")
+    tol = truth.tolerance or AREA_TOLERANCE
+    ok = tol.allows(value, truth.value)
+    return GpsScore(ok, _close(value, truth.value), None if ok else f"more than {tol.rel:.0%} off")
+
+
+def score_area_km2(sample: Sample, response: str | None) -> SampleScore:
+    """An area (``NumberTruth``, km² unless its unit says): within the truth's tolerance
+    (default 5 %), any area unit converted; with 1 - APE."""
+    return _scored(sample, response, _area_km2, numeric=True)
+
+
+def _degree(sample: Sample, response: str) -> GpsScore:
+    truth = sample.ground_truth
+    assert isinstance(truth, NumberTruth)
+    md = sample.metadata.model_extra or {}
+    value = _degrees(response)
+    # the coordinate asked is the one not given ("given" recorded on every sample; a
+    # value beyond 90 can never be a right latitude anyway)
+    quantity = "latitude" if md.get("given") == "longitude" else "longitude"
+    if why := out_of_range(value, quantity):
+        return GpsScore(False, why=why)
+    tol = truth.tolerance or DEGREE_TOLERANCE
+    if quantity == "longitude":  # across the antimeridian, the short way round
+        tol = tol.model_copy(update={"wrap": 360.0})
+    ok = tol.allows(value, truth.value)
+    return GpsScore(ok, why=None if ok else f"more than {tol.abs:g} degrees off")
+
+
+def score_degree(sample: Sample, response: str | None) -> SampleScore:
+    """One latitude or longitude (``NumberTruth``, degrees; the metadata's ``given`` names
+    the other, so this one is the longitude unless the longitude was given): in its range,
+    signed by a hemisphere letter, within the truth's tolerance (default 0.1 degrees), a
+    longitude wrapping at the antimeridian."""
+    return _scored(sample, response, _degree)
+
+
+def _values(sample: Sample, response: str, *, box: bool = False, numeric: bool = False) -> GpsScore:
+    truth = sample.ground_truth
+    assert isinstance(truth, ValuesTruth)
+    vals = read_values(response, list(truth.values), truth.units)
+    if box and all(v is None for v in vals.values()):
+        return _box_list(truth, response)
+    missing = [k for k, v in vals.items() if v is None]
+    if missing:
+        return GpsScore(False, 0.0 if numeric else None, f"missing {missing}")
+    ok = all(
+        within_tolerance(float(vals[k] or 0.0), v, abs_tol=truth.tolerances.get(k, 0.0))
+        for k, v in truth.values.items()
+    )
+    closeness = None
+    if numeric:
+        closeness = sum(_close(float(vals[k] or 0.0), v) for k, v in truth.values.items()) / len(
+            truth.values
+        )
+    return GpsScore(ok, closeness, None if ok else "a value outside its tolerance")
+
+
+def score_values(sample: Sample, response: str | None) -> SampleScore:
+    """Named values (``ValuesTruth``: an object's keys, or labelled in text, or a plain
+    list in the keys' order), each within its own tolerance, in its key's unit."""
+    return _scored(sample, response, _values)
+
+
+def _values_closeness(sample: Sample, response: str) -> GpsScore:
+    return _values(sample, response, numeric=True)
+
+
+def score_values_closeness(sample: Sample, response: str | None) -> SampleScore:
+    """``score_values`` with 1 - MAPE: the mean of each value's 1 - APE (0.0 for an answer
+    missing any)."""
+    return _scored(sample, response, _values_closeness, numeric=True)
+
+
+def _box(sample: Sample, response: str) -> GpsScore:
+    return _values(sample, response, box=True)
+
+
+def score_box(sample: Sample, response: str | None) -> SampleScore:
+    """A bounding box (``ValuesTruth`` of min/max latitude and longitude): as
+    ``score_values``, or, where no value is labelled, four plain numbers in the paper's
+    order (north, west, south, east) or the keys' (``_box_list``)."""
+    return _scored(sample, response, _box)
+
+
+def _place(sample: Sample, response: str) -> GpsScore:
+    truth = sample.ground_truth
+    assert isinstance(truth, TextTruth)
+    md = sample.metadata.model_extra or {}
+    text = final_answer_text(response)
+    names = _city_credit(truth, str(md.get("province") or ""))
+    country = str(md.get("country") or "")
+    country_ok = _country_ok(text, country)
+    province = md.get("province")
+    province_ok = (
+        province_matches(text, str(province), str(md.get("admin1") or "")) if province else None
+    )
+    ok = _names_only_city(text, names)
+    if md.get("asked") == "city" and "," not in text:
+        # the city alone asked and answered: the levels of the city it names
+        country_ok, province_ok = city_only_levels(ok, text, md)
+    return GpsScore(
+        ok,
+        why=None if ok else "another place",
+        country_correct=country_ok,
+        province_correct=province_ok,
+    )
+
+
+def score_place(sample: Sample, response: str | None) -> SampleScore:
+    """The city at a point (``TextTruth``: its name or an alternate), and its province and
+    country: graded as written ("city, province, country"), or, where the metadata says the
+    city alone was asked (``asked: city``) and the answer names a city only, those of the
+    city it names (``evaluators.place_levels``)."""
+    return _scored(sample, response, _place)
+
+
+def _city(sample: Sample, response: str) -> GpsScore:
+    truth = sample.ground_truth
+    assert isinstance(truth, TextTruth)
+    text = final_answer_text(response)
+    names = _city_credit(truth)
+    if _names_two_listed(text, sample.prompt.text):
+        return GpsScore(False, why="hedged: more than one city named")
+    ok = _names_only_city(text, names)
+    return GpsScore(ok, why=None if ok else "another place")
+
+
+def score_city(sample: Sample, response: str | None) -> SampleScore:
+    """A city's name (``TextTruth``: its name or an alternate, a qualifier allowed); naming
+    two of the cities the prompt lists is a hedge, and wrong."""
+    return _scored(sample, response, _city)
+
+
+def _grouping(sample: Sample, response: str) -> GpsScore:
+    truth = sample.ground_truth
+    assert isinstance(truth, GroupingTruth)
+    ok = _grouping_matches(truth, read_grouping(response))
+    return GpsScore(ok, why=None if ok else "wrong")
+
+
+def score_grouping(sample: Sample, response: str | None) -> SampleScore:
+    """Names grouped under headings (``GroupingTruth``: cities by continent), as JSON or
+    as "Asia: A, B; Europe: C"; every name in its group."""
+    return _scored(sample, response, _grouping)
+
+
+def _choice(sample: Sample, response: str) -> GpsScore:
+    truth = sample.ground_truth
+    assert isinstance(truth, ChoiceTruth)
+    ok = answer_matches(truth, parse_choice(final_answer_text(response), truth.options))
+    return GpsScore(ok, why=None if ok else "wrong")
+
+
+def score_choice(sample: Sample, response: str | None) -> SampleScore:
+    """One of lettered options (``ChoiceTruth``), by its letter or its text."""
+    return _scored(sample, response, _choice)
+
+
+def _yes_no(sample: Sample, response: str) -> GpsScore:
+    truth = sample.ground_truth
+    assert isinstance(truth, BooleanTruth)
+    ok = answer_matches(truth, parse_yes_no(final_answer_text(response)))
+    return GpsScore(ok, why=None if ok else "wrong")
+
+
+def score_yes_no(sample: Sample, response: str | None) -> SampleScore:
+    """Yes or no (``BooleanTruth``)."""
+    return _scored(sample, response, _yes_no)
+
+
+def _index_list(sample: Sample, response: str) -> GpsScore:
+    truth = sample.ground_truth
+    assert isinstance(truth, IndicesTruth)
+    ok = answer_matches(truth, _indices(response))
+    return GpsScore(ok, why=None if ok else "wrong")
+
+
+def score_indices(sample: Sample, response: str | None) -> SampleScore:
+    """A list of indices (``IndicesTruth``), the one after the last FINAL ANSWER."""
+    return _scored(sample, response, _index_list)
+
+
+def by_truth(
+    **scorers: Callable[[Sample, str | None], SampleScore],
+) -> Callable[[Sample, str | None], SampleScore]:
+    """One scorer of ``scorers`` by the kind of the sample's truth (``values=score_values,
+    coordinate=score_position``), for a task whose samples carry truths of more than one
+    kind; a kind not given is wrong, with the reason."""
+
+    def score(sample: Sample, response: str | None) -> SampleScore:
+        kind = sample.ground_truth.kind
+        scorer = scorers.get(kind)
+        if scorer is None:
+            return _verdict(correct=False, why=f"unreadable: no scorer for a {kind} truth")
+        return scorer(sample, response)
+
+    score.__doc__ = "By the truth's kind: " + ", ".join(
+        f"{kind}: {getattr(s, '__name__', s)}" for kind, s in scorers.items()
+    )
+    return score

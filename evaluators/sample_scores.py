@@ -1,9 +1,9 @@
 """Every task family's scorer in the one shape, ``SampleScore``, and its metrics.
 
 Each ``*_score(sample, response)`` wraps a family's scorer (``navigation``,
-``gps``, ``answers``) and never raises; each ``*_metrics(rows)`` reduces a
-list of (sample, score) pairs to the family's metric values.  The task specs
-(``cartoqa.tasks``) pair them; nothing here names a task.
+``answers``; the GPS scorers are ``evaluators.gps``'s own) and never raises; each
+``*_metrics(rows)`` reduces a list of (sample, score) pairs to the family's metric values.
+The task specs (``cartoqa.tasks``) pair them; nothing here names a task.
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ from collections.abc import Sequence
 from cartoqa.records import NumberTruth, RoadPairTruth, RouteTruth, Sample, SampleScore
 
 from .answers import score_response
-from .gps import score_gps
 from .metrics import mean as _mean
 from .navigation import Mode, grouped, mml_correct, rle_length, rle_metrics, score_route
 from .numeric import AnswerParseError
@@ -25,7 +24,6 @@ __all__ = [
     "exact_metrics",
     "exact_score",
     "gps_metrics",
-    "gps_score",
     "mml_score",
     "rle_metrics_rows",
     "rle_score",
@@ -123,20 +121,6 @@ def mml_score(sample: Sample, response: str | None) -> SampleScore:
 def accuracy_metrics(rows: Rows) -> dict[str, float]:
     """n and accuracy."""
     return {"n": len(rows), "accuracy": _mean([float(bool(r[1].correct)) for r in rows])}
-
-
-def gps_score(sample: Sample, response: str | None) -> SampleScore:
-    """A GPS task by GPSBench's tolerances (``evaluators.gps``): the verdict, ``closeness``
-    (1 - APE) for numeric tasks, and province and country verdicts for place association."""
-    sc = score_gps(sample, response)
-    values: dict[str, float | None] = {}
-    if sc.closeness is not None:
-        values["closeness"] = sc.closeness
-    if sc.province_correct is not None:
-        values["province"] = float(sc.province_correct)
-    if sc.country_correct is not None:
-        values["country"] = float(sc.country_correct)
-    return _score(correct=sc.correct, values=values, why=sc.why)
 
 
 def gps_metrics(rows: Rows) -> dict[str, float]:

@@ -207,15 +207,20 @@ def test_variants_are_made_by_name_and_kept_out_of_the_track_scores(tmp_path):
 
 def test_a_task_that_only_repeats_itself_stops_with_a_reason(tmp_path, monkeypatch):
     # a generator that can make one question only: it gives up, and writes nothing
+    import dataclasses
+
     from cartoqa.errors import CartoqaError
     from cartoqa.records import BooleanTruth
-    from cartoqa.tasks.gps import generate as gen
+    from cartoqa.tasks import spec as registry
     from cartoqa.tasks.gps._sampling import Draft
 
-    monkeypatch.setitem(
-        gen._MAKERS,
+    same = registry.get_task("route_analysis")
+    monkeypatch.setitem(  # the registry's spec, its generator replaced, for this test only
+        registry._REGISTRY,
         "route_analysis",
-        lambda s, n: Draft("Same?", BooleanTruth(value=True), "x", "easy"),
+        dataclasses.replace(
+            same, generator=lambda s, n: Draft("Same?", BooleanTruth(value=True), "x", "easy")
+        ),
     )
     with pytest.raises(CartoqaError, match="route_analysis: 1001 questions in a row repeated"):
         generate_gps(tmp_path / "g", per_task=10, tasks=["route_analysis"])

@@ -19,9 +19,9 @@ from cartoqa.tasks.gps._cities import continent_of_place, load_cities
 from cartoqa.tasks.gps._name_groups import load_division_groups
 from cartoqa.tasks.gps._sampling import Sampler
 from cartoqa.tasks.gps._terrain import ZONE, load_terrain
-from cartoqa.tasks.gps.applied import terrain_classification
-from evaluators.gps import score_gps
+from cartoqa.tasks.gps.applied.terrain_classification import terrain_classification
 from tests.cartoqa.geo_checks import fold, km
+from tests.gps_scores import level, score_gps
 
 APPLIED = (
     "place_association",
@@ -77,8 +77,8 @@ def test_place_association_asks_the_city_alone_and_the_variant_all_three(by_task
         answer = oracle(s)
         assert answer == f"FINAL ANSWER: {s.ground_truth.answer}"
         got = score_gps(s, answer)
-        assert got.correct and got.country_correct
-        assert got.province_correct is (True if s.metadata.model_extra["province"] else None)
+        assert got.correct and level(got, "country")
+        assert level(got, "province") is (True if s.metadata.model_extra["province"] else None)
     for s in by_task["place_association_levels"]:
         assert "<province or state>, <country>" in s.prompt.text
         assert oracle(s).count(",") >= 1
@@ -92,7 +92,7 @@ def test_a_city_only_answer_is_graded_by_the_place_it_names(by_task):
         if x.metadata.model_extra["country"] == "India" and x.ground_truth.answer != "Mumbai"
     )
     got = score_gps(s, "FINAL ANSWER: Mumbai")
-    assert not got.correct and got.country_correct
+    assert not got.correct and level(got, "country")
 
 
 # ---------------------------------------------------------------- name disambiguation

@@ -23,10 +23,17 @@ from cartoqa.models.baselines import oracle_answer
 from cartoqa.records import Sample
 from cartoqa.stores import load_dataset
 from cartoqa.tasks.gps import generate_gps
-from cartoqa.tasks.gps.pure import PURE_TASKS, PURE_VARIANTS, latlon_direction
-from evaluators.gps import score_gps
+from cartoqa.tasks.gps.pure.relative_position_pure import latlon_direction
+from cartoqa.tasks.spec import registered_tasks
+from tests.gps_scores import score_gps
 
-MINE = [*PURE_TASKS, *PURE_VARIANTS]
+#: the Pure track's tasks and their variants (their generators' modules are in gps.pure)
+MINE = [
+    name
+    for name, spec in registered_tasks().items()
+    if spec.generator is not None
+    and spec.generator.__module__.startswith("cartoqa.tasks.gps.pure.")
+]
 
 
 @pytest.fixture(scope="module")

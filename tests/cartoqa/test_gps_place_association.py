@@ -24,7 +24,7 @@ import pytest
 from cartoqa.stores import load_dataset
 from cartoqa.tasks.gps import generate_gps
 from cartoqa.tasks.gps._cities import load_cities
-from cartoqa.tasks.gps.applied import has_twin_town
+from cartoqa.tasks.gps.applied.place_association import has_twin_town
 from tests.cartoqa.geo_checks import fold
 
 #: the reader's rules, as the issue states them

@@ -23,7 +23,10 @@ from cartoqa.tasks.gps._terrain import (
     TerrainSampler,
     load_terrain,
 )
-from cartoqa.tasks.gps.applied import terrain_classification, terrain_classification_4
+from cartoqa.tasks.gps.applied.terrain_classification import (
+    terrain_classification,
+    terrain_classification_4,
+)
 
 
 @pytest.fixture(scope="module")

@@ -15,9 +15,10 @@ from cartoqa.records import (
     ValuesTruth,
 )
 from cartoqa.tasks.gps._cities import load_cities
-from evaluators.gps import country_code, score_gps
+from evaluators.gps import country_code
 from evaluators.numeric import parse_number
 from tests.evaluators.test_gps_scoring import sample
+from tests.gps_scores import level, score_gps
 
 
 def ok(s, text):
@@ -251,7 +252,7 @@ def test_the_outlier_city_by_name(text, expected):
 
 def _country(country, answer):
     s = sample("place_association", TextTruth(answer="X"), country=country)
-    return score_gps(s, f"FINAL ANSWER: X, Somewhere, {answer}").country_correct
+    return level(score_gps(s, f"FINAL ANSWER: X, Somewhere, {answer}"), "country")
 
 
 @pytest.mark.parametrize(
@@ -287,7 +288,7 @@ def test_a_province_field_is_not_read_as_the_country():
     # "Georgia" is a US state here; the country is the last field
     assert _country("Georgia", "USA") is False
     s = sample("place_association", TextTruth(answer="Atlanta"), country="Georgia")
-    assert score_gps(s, "FINAL ANSWER: Atlanta, Georgia, USA").country_correct is False
+    assert level(score_gps(s, "FINAL ANSWER: Atlanta, Georgia, USA"), "country") is False
 
 
 def test_every_country_the_city_table_names_resolves_to_its_own_code():

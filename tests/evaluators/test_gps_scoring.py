@@ -16,7 +16,8 @@ from cartoqa.records import (
     TextTruth,
     ValuesTruth,
 )
-from evaluators.gps import angle_difference_deg, score_gps
+from evaluators.gps import angle_difference_deg
+from tests.gps_scores import level, score_gps
 
 
 def sample(task, truth, **meta):
@@ -67,7 +68,7 @@ def test_distance_tolerance_is_max_of_5_km_and_5_percent():
     assert ok(DIST, "FINAL ANSWER: 1049.9 km") and not ok(DIST, "FINAL ANSWER: 1050.1 km")
     assert ok(DIST, "FINAL ANSWER: 950.1 km") and not ok(DIST, "FINAL ANSWER: 949.9 km")
     assert ok(NEAR, "FINAL ANSWER: 64.9 km") and not ok(NEAR, "FINAL ANSWER: 65.1 km")  # 5 km
-    assert score_gps(DIST, "FINAL ANSWER: 900 km").closeness == pytest.approx(0.9)
+    assert score_gps(DIST, "FINAL ANSWER: 900 km").values["closeness"] == pytest.approx(0.9)
 
 
 def test_bearings_wrap_at_360():
@@ -200,8 +201,8 @@ def test_polygon_area_within_five_percent_in_any_area_unit(text, expected):
 
 
 def test_polygon_area_closeness_is_one_minus_the_relative_error():
-    assert score_gps(AREA, "FINAL ANSWER: 900 km²").closeness == pytest.approx(0.9)
-    assert score_gps(AREA, "no idea").closeness == 0.0
+    assert score_gps(AREA, "FINAL ANSWER: 900 km²").values["closeness"] == pytest.approx(0.9)
+    assert score_gps(AREA, "no idea").values["closeness"] == 0.0
 
 
 def test_polygon_perimeter_variant_five_percent_and_missing_values():
@@ -215,9 +216,9 @@ def test_polygon_perimeter_variant_five_percent_and_missing_values():
     assert ok(poly, 'FINAL ANSWER: {"area_km2": 1049.9, "perimeter_km": 190.1}')
     assert not ok(poly, 'FINAL ANSWER: {"area_km2": 1050.1, "perimeter_km": 200}')
     assert not ok(poly, 'FINAL ANSWER: {"area_km2": 1000}')
-    assert score_gps(
-        poly, 'FINAL ANSWER: {"area_km2": 900, "perimeter_km": 200}'
-    ).closeness == pytest.approx(0.95)
+    assert score_gps(poly, 'FINAL ANSWER: {"area_km2": 900, "perimeter_km": 200}').values[
+        "closeness"
+    ] == pytest.approx(0.95)
 
 
 def test_format_conversion_exact_after_normalising_precision():
@@ -244,10 +245,10 @@ def test_place_association_accepts_alternate_names_and_grades_the_country():
         country="Germany",
     )
     got = score_gps(pa, "FINAL ANSWER: Munich, Bavaria, Germany")
-    assert got.correct and got.country_correct
+    assert got.correct and level(got, "country")
     got = score_gps(pa, "FINAL ANSWER: Augsburg, Bavaria, Germany")
-    assert not got.correct and got.country_correct
-    assert got.province_correct is None  # no province name in this sample: not graded
+    assert not got.correct and level(got, "country")
+    assert level(got, "province") is None  # no province name in this sample: not graded
 
 
 def _province_ok(city, country, province, admin1, answer):
@@ -258,7 +259,7 @@ def _province_ok(city, country, province, admin1, answer):
         province=province,
         admin1=admin1,
     )
-    return score_gps(s, f"FINAL ANSWER: {answer}").province_correct
+    return level(score_gps(s, f"FINAL ANSWER: {answer}"), "province")
 
 
 def test_place_association_grades_the_province_by_its_geonames_name():

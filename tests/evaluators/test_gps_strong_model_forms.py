@@ -21,9 +21,9 @@ from cartoqa.records import Metadata, Prompt, Provenance, Sample, TextTruth
 from cartoqa.tasks.gps import GPS_TASKS
 from cartoqa.tasks.gps._cities import load_cities
 from cartoqa.tasks.gps._sampling import Sampler
-from cartoqa.tasks.gps.applied import accepted_names
-from cartoqa.tasks.gps.generate import TRACKS
-from evaluators.gps import score_gps
+from cartoqa.tasks.gps.applied._names import accepted_names
+from cartoqa.tasks.spec import get_task
+from tests.gps_scores import score_gps
 
 
 def _make(task: str, n: int, sampler: Sampler) -> Sample:
@@ -34,7 +34,9 @@ def _make(task: str, n: int, sampler: Sampler) -> Sample:
         split="test",
         prompt=Prompt(text=d.text),
         ground_truth=d.truth,
-        metadata=Metadata(region=d.region, difficulty=d.difficulty, track=TRACKS[task], **d.meta),
+        metadata=Metadata(
+            region=d.region, difficulty=d.difficulty, track=get_task(task).track, **d.meta
+        ),
         provenance=Provenance(generator="tests"),
     )
 

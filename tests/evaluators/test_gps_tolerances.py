@@ -9,7 +9,7 @@ import pytest
 from cartoqa.records import CoordinateTruth, NumberTruth, Tolerance
 from cartoqa.stores import load_dataset
 from cartoqa.tasks.gps import generate_gps
-from evaluators.gps import score_gps
+from tests.gps_scores import score_gps
 
 TASKS = ["distance", "bearing", "polygon", "missing_data", "interpolation",
          "coordinate_transformation", "format_conversion"]  # fmt: skip

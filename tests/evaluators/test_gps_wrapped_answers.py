@@ -25,7 +25,7 @@ from cartoqa.records import (
     TextTruth,
     Tolerance,
 )
-from evaluators.gps import score_gps
+from tests.gps_scores import score_gps
 
 
 def sample(task, truth, track="pure", **meta):

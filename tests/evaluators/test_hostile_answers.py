@@ -19,7 +19,6 @@ from hypothesis import strategies as st
 
 from cartoqa.models.baselines import oracle_answer
 from cartoqa.records import (
-    TASK_TRUTH_KINDS,
     BooleanTruth,
     ChoiceTruth,
     CountTruth,
@@ -37,10 +36,10 @@ from cartoqa.records import (
     Sample,
 )
 from cartoqa.scoring import is_correct, score_run
-from cartoqa.tasks.gps import GPS_TASKS, GPS_VARIANTS
+from cartoqa.tasks.gps import GPS_TASKS
 from cartoqa.tasks.gps._cities import load_cities
 from cartoqa.tasks.gps._sampling import Sampler
-from cartoqa.tasks.gps.generate import TRACKS
+from cartoqa.tasks.spec import get_task, registered_tasks
 from evaluators import AnswerParseError, parse_number
 from evaluators.answers import (
     MAX_JSON_DEPTH,
@@ -50,7 +49,6 @@ from evaluators.answers import (
     parse_sample_answer,
 )
 from evaluators.cartomapqa_release import score_release
-from evaluators.gps import score_gps
 from evaluators.navigation import (
     parse_road_pair,
     parse_route,
@@ -61,6 +59,7 @@ from evaluators.navigation import (
     score_route,
 )
 from evaluators.numeric import MAX_ANSWER_CHARS, MAX_MAGNITUDE
+from tests.gps_scores import score_gps
 
 S, L, R = "continue straight", "turn left", "turn right"
 
@@ -158,7 +157,10 @@ def _gps_samples(per_task: int = 10) -> list[Sample]:
                     prompt=Prompt(text=d.text),
                     ground_truth=d.truth,
                     metadata=Metadata(
-                        region=d.region, difficulty=d.difficulty, track=TRACKS[task], **d.meta
+                        region=d.region,
+                        difficulty=d.difficulty,
+                        track=get_task(task).track,
+                        **d.meta,
                     ),
                     provenance=Provenance(generator="tests"),
                 )
@@ -167,7 +169,7 @@ def _gps_samples(per_task: int = 10) -> list[Sample]:
 
 
 #: the map tasks the sample schema knows (every task but the GPS ones)
-MAP_TASKS = set(TASK_TRUTH_KINDS) - set(GPS_TASKS) - set(GPS_VARIANTS)
+MAP_TASKS = {n for n, s in registered_tasks().items() if s.family == "map"}
 
 
 @pytest.fixture(scope="module")
@@ -250,7 +252,8 @@ def _score_everything(samples: list[Sample], answer: str) -> None:
         elif s.task not in MAP_TASKS:
             g = score_gps(s, answer)
             assert isinstance(g.correct, bool)
-            assert g.closeness is None or 0.0 <= g.closeness <= 1.0
+            closeness = g.values.get("closeness")
+            assert closeness is None or 0.0 <= closeness <= 1.0
 
 
 # ------------------------------------------------------------------ hostile answers, fuzzed
@@ -446,7 +449,7 @@ def test_item7_non_finite_and_absurd_numbers_are_unreadable(text, samples):
     assert rle_value(rle.ground_truth, text) is None
     distance = next(s for s in samples if s.task == "distance")
     got = score_gps(distance, f"FINAL ANSWER: {text}")
-    assert not got.correct and got.closeness == 0.0 and "unreadable" in got.why
+    assert not got.correct and got.values.get("closeness") == 0.0 and "unreadable" in got.why
 
 
 @pytest.mark.parametrize(

@@ -33,14 +33,13 @@ A task that gets None draws again and counts the draw as ``ambiguous_name``.
 
 from __future__ import annotations
 
-import re
-import unicodedata
 from collections import defaultdict
 from functools import lru_cache
 
 import numpy as np
 
 from cartoqa.geodesy import EARTH_RADIUS_KM
+from evaluators.names import fold
 
 from ._cities import Cities, cities1000_rows
 
@@ -52,31 +51,6 @@ DOMINANT = 10
 BARE_DOMINANT = 20
 #: a city with BIGGER times the people within NEAR_KM makes a bare name a district of it
 BIGGER, NEAR_KM = 5, 12.0
-
-_ABBREVIATIONS = {"st": "saint", "ste": "sainte", "mt": "mount", "ft": "fort", "pt": "port"}
-_WORDS = re.compile(r"[^\W_]+")
-#: Latin letters that Unicode does not decompose into a base letter and a mark (strokes,
-#: ligatures, the dotless i): "Piła" is "Pila", "Køge" "Koge", "Đakovo" "Dakovo"
-_STROKES = str.maketrans(
-    {
-        "ł": "l", "ø": "o", "đ": "d", "ħ": "h", "ŧ": "t", "ı": "i", "æ": "ae", "œ": "oe",
-        "ß": "ss", "þ": "th", "ð": "d", "ŀ": "l", "ƀ": "b", "ɨ": "i", "ƶ": "z", "ǥ": "g",
-        "ȼ": "c", "ɇ": "e", "ɉ": "j", "ɍ": "r", "ɏ": "y", "ʉ": "u", "ĸ": "q",
-    }
-)  # fmt: skip
-
-
-@lru_cache(maxsize=200_000)
-def fold(name: str) -> str:
-    """A name without accents, strokes, case, punctuation, spaces or abbreviations:
-    "Jyväskylä" -> "jyvaskyla", "Piła" -> "pila", "St. Petersburg" -> "saintpetersburg",
-    "Saint-Étienne" -> "saintetienne", "Val-d'Or" and "Val Dor" -> "valdor", "Rio Verde" and
-    "Rioverde" -> "rioverde" (issue 28: names written apart or together are one name to a
-    reader)."""
-    text = unicodedata.normalize("NFKD", name.casefold())
-    if not text.isascii():
-        text = "".join(ch for ch in text if not unicodedata.combining(ch)).translate(_STROKES)
-    return "".join(_ABBREVIATIONS.get(w, w) for w in _WORDS.findall(text))
 
 
 @lru_cache(maxsize=1)

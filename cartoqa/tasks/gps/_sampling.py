@@ -24,6 +24,7 @@ __all__ = [
     "Sampler",
     "deal_splits",
     "distance_band",
+    "region_of",
     "split_targets",
 ]
 
@@ -307,3 +308,8 @@ class Sampler:
             self.reject("ambiguous_name")
             return None
         return [x for x in out if x is not None]
+
+
+def region_of(s: Sampler, i: int) -> str:
+    """City i's region (its UN subregion), a sample's ``region``."""
+    return str(s.c.subregion[i])

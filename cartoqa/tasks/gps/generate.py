@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -30,51 +31,61 @@ from cartoqa.errors import CartoqaError
 from cartoqa.records import Metadata, Prompt, Provenance, Sample
 from cartoqa.stores import DatasetWriter
 
+from ..spec import TaskSpec, get_task, registered_tasks
 from ..templates import PromptSet, default_prompts, load_prompts
-from ._admin1 import ADMIN1_SOURCE
 from ._cities import GEONAMES_SOURCE, load_cities
-from ._name_groups import NAME_GROUPS_SOURCE
-from ._sampling import SPLIT_SHARES, Draft, Sampler, deal_splits
-from ._terrain import TERRAIN_SOURCE
-from .applied import APPLIED_TASKS, APPLIED_VARIANTS
-from .pure import PURE_TASKS, PURE_VARIANTS
+from ._sampling import SPLIT_SHARES, Sampler, deal_splits
 
 __all__ = [
     "GPS_CREDITS",
-    "GPS_TASKS",
-    "GPS_VARIANTS",
     "SPLIT_SHARES",
-    "SYSTEM_PROMPT",
     "GpsReport",
     "add_gps_samples",
     "assign_splits",
     "check_gps_tasks",
     "generate_gps",
+    "gps_tasks",
+    "gps_variants",
 ]
 
-#: GPSBench's 17 tasks and its missing-data probe, in the paper's question forms
-GPS_TASKS: dict[str, Callable[[Sampler, int], Draft]] = {**PURE_TASKS, **APPLIED_TASKS}
-#: richer forms, generated only when asked for by name; their track is "variant", so they
-#: never enter the Pure, Applied or overall scores
-GPS_VARIANTS: dict[str, Callable[[Sampler, int], Draft]] = {**PURE_VARIANTS, **APPLIED_VARIANTS}
-TRACKS = {**dict.fromkeys(PURE_TASKS, "pure"), **dict.fromkeys(APPLIED_TASKS, "applied")}
-TRACKS["missing_data"] = "probe"
-TRACKS.update(dict.fromkeys(GPS_VARIANTS, "variant"))
-_MAKERS = {**GPS_TASKS, **GPS_VARIANTS}
-#: where a task's data come from, besides GeoNames cities15000
-SOURCES = {
-    "place_association": ADMIN1_SOURCE,
-    "terrain_classification": TERRAIN_SOURCE,
-    "name_disambiguation": NAME_GROUPS_SOURCE,
-}
+
+def gps_tasks() -> dict[str, TaskSpec]:
+    """The GPS tasks a set holds by default, by name, in registration order: GPSBench's 17
+    in the paper's question forms and its missing-data probe (every registered GPS task
+    with a generator whose track is not "variant")."""
+    return {
+        name: spec
+        for name, spec in registered_tasks().items()
+        if spec.family == "gps" and spec.generator is not None and spec.track != "variant"
+    }
+
+
+def gps_variants() -> dict[str, TaskSpec]:
+    """cartoqa's richer forms, by name, in registration order: made only when asked for by
+    name; their track is "variant", so they never enter the Pure, Applied or overall
+    scores."""
+    return {
+        name: spec
+        for name, spec in registered_tasks().items()
+        if spec.family == "gps" and spec.generator is not None and spec.track == "variant"
+    }
+
+
+def __getattr__(name: str) -> Any:
+    """``GPS_TASKS`` and ``GPS_VARIANTS``, task name -> generator, read from the registry
+    when asked for (``gps_tasks``, ``gps_variants``)."""
+    if name == "GPS_TASKS":
+        return {n: spec.generator for n, spec in gps_tasks().items()}
+    if name == "GPS_VARIANTS":
+        return {n: spec.generator for n, spec in gps_variants().items()}
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 #: the one-line credit a user sees with a GPS set
 GPS_CREDITS = (
     "City data: GeoNames (CC BY 4.0). Terrain: Köppen-Geiger zones (Rubel et al. 2016), "
     "GLOBE land/sea mask (NOAA)."
 )
-#: the system prompt of every GPS question, as the package words it (``gps.system`` in
-#: cartoqa/tasks/prompts/gps.toml)
-SYSTEM_PROMPT = default_prompts().text("gps.system")
 
 
 @dataclass
@@ -106,11 +117,12 @@ def _seed(seed: int, task: str) -> list[int]:
 
 def check_gps_tasks(names: Sequence[str], per_task: int) -> None:
     """``CartoqaError`` for a name that is no GPS task or a count too small to split."""
-    unknown = sorted(set(names) - set(_MAKERS))
+    known, variants = gps_tasks(), gps_variants()
+    unknown = sorted(set(names) - set(known) - set(variants))
     if unknown:
         raise CartoqaError(
-            f"--tasks {','.join(unknown)}: not a GPS task; known: {', '.join(GPS_TASKS)}; "
-            f"variants: {', '.join(GPS_VARIANTS)}"
+            f"--tasks {','.join(unknown)}: not a GPS task; known: {', '.join(known)}; "
+            f"variants: {', '.join(variants)}"
         )
     if per_task < 10:
         raise CartoqaError(f"--per-task {per_task}: need at least 10 to split 60/10/30")
@@ -129,7 +141,7 @@ def generate_gps(
     """Write ``per_task`` samples of each task (default: GPSBench's 17 and the probe; the
     variants only by name) to a dataset at ``out``.  ``cartoqa build`` makes the same
     samples, beside map tasks or alone (``add_gps_samples``)."""
-    names = list(tasks or GPS_TASKS)
+    names = list(tasks or gps_tasks())
     check_gps_tasks(names, per_task)
     wording = load_prompts(prompts)  # a bad file is refused before any work
     report = GpsReport(path=Path(out))
@@ -207,7 +219,9 @@ def _add_gps_samples(
         t_task = time.perf_counter()
         rng = np.random.default_rng(_seed(seed, task))
         sampler = Sampler(cities, rng, per_task, wording)
-        make = _MAKERS[task]
+        spec = _spec(task)
+        make = spec.generator
+        assert make is not None  # check_gps_tasks: a GPS task with a generator
         drafts = []
         asked: set[str] = set()
         for n in range(per_task):
@@ -233,7 +247,7 @@ def _add_gps_samples(
             Provenance(
                 generator=f"cartoqa {__version__} tasks.gps.{task}",
                 seed=seed,
-                source="; ".join(filter(None, [GEONAMES_SOURCE, SOURCES.get(task)])),
+                source="; ".join(filter(None, [GEONAMES_SOURCE, *spec.sources])),
                 prompts_sha256=wording.sha256,
             ),
         )
@@ -246,7 +260,7 @@ def _add_gps_samples(
                     prompt=Prompt(text=d.text, system=system),
                     ground_truth=d.truth,
                     metadata=Metadata(
-                        region=d.region, difficulty=d.difficulty, track=TRACKS[task], **d.meta
+                        region=d.region, difficulty=d.difficulty, track=spec.track, **d.meta
                     ),
                     provenance=prov,
                 )
@@ -258,5 +272,11 @@ def _add_gps_samples(
         if on_task:
             on_task(task, len(drafts))
     report.seconds["generating"] = time.perf_counter() - t0
-    used = [SOURCES[t] for t in tasks if t in SOURCES]
+    used = [source for t in tasks for source in _spec(t).sources]
     return [GEONAMES_SOURCE, *used]
+
+
+def _spec(task: str) -> TaskSpec:
+    spec = get_task(task)
+    assert spec is not None  # check_gps_tasks said so
+    return spec
