@@ -34,43 +34,6 @@ OWN_DISTRIBUTION = "cartoqa"
 #: task name -> the ground-truth kinds its samples may carry, as the specs declared them
 _KINDS: dict[str, frozenset[str]] = {}
 _loaded = False
-#: TEMPORARY (issue 29, until the GPS specs carry their own kinds): the lead deletes this
-_GPS_UNTIL_SPECS: dict[str, frozenset[str]] = {
-    # GPSBench, pure GPS track
-    "format_conversion": frozenset({"text", "coordinate"}),
-    "coordinate_transformation": frozenset({"values", "coordinate"}),
-    "distance": frozenset({"number"}),
-    "bearing": frozenset({"number"}),
-    "interpolation": frozenset({"coordinate"}),
-    "polygon": frozenset({"number"}),
-    "bounding_box": frozenset({"values"}),
-    "route_geometry": frozenset({"choice"}),
-    "relative_position_pure": frozenset({"choice"}),
-    # cartoqa's own forms of six of them (separate tasks, so their scores never mix)
-    "polygon_perimeter": frozenset({"values"}),
-    "bounding_box_full": frozenset({"values"}),
-    "route_geometry_indices": frozenset({"indices"}),
-    "relative_position_pure_8": frozenset({"choice"}),
-    "format_conversion_lenient": frozenset({"text", "coordinate"}),
-    "relative_position_pure_latlon": frozenset({"choice"}),
-    # GPSBench, applied track
-    "place_association": frozenset({"text"}),
-    "name_disambiguation": frozenset({"choice"}),
-    "relative_position_applied": frozenset({"choice"}),
-    "proximity": frozenset({"choice", "text"}),
-    "route_analysis": frozenset({"boolean"}),
-    "spatial_patterns": frozenset({"text"}),
-    "boundary_analysis": frozenset({"grouping"}),
-    "terrain_classification": frozenset({"choice"}),
-    "missing_data": frozenset({"coordinate", "number"}),
-    # cartoqa's own forms of five of them (variants, as above)
-    "place_association_levels": frozenset({"text"}),
-    "name_disambiguation_countries": frozenset({"choice"}),
-    "proximity_names": frozenset({"choice", "text"}),
-    "spatial_patterns_hinted": frozenset({"text"}),
-    "terrain_classification_4": frozenset({"choice"}),
-}
-
 #: held while the group loads: a lookup from another thread (the runner's workers) waits
 #: for every module instead of seeing half of them
 _LOADING = threading.RLock()
@@ -89,7 +52,7 @@ def truth_kinds_for(task: str) -> frozenset[str] | None:
     registers (the entry-point group is loaded first where the name is not known yet)."""
     if task not in _KINDS:
         load_task_modules()
-    return _KINDS.get(task) or _GPS_UNTIL_SPECS.get(task)
+    return _KINDS.get(task)
 
 
 def declared_tasks() -> list[str]:

@@ -1,59 +1,88 @@
-"""No production module names a task except that task's own modules and the registry
-(issue 14).  The test fails on any module that writes a registered task's name (or a
-schema task's) outside those; ``REMAINING`` would list a joint kept on purpose."""
+"""No production module names a task but that task's own modules (issues 14 and 29).
 
-import re
+A task's own modules are read off its registered spec: the modules its generator (or
+builder), scorer, scoring modes, metrics, table, answer format and parser are defined in.
+Any other module of the five packages that writes a task's name as a string (outside
+docstrings and ``__all__``) fails the test: the spec is the only place a task is defined.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import inspect
+import itertools
 from pathlib import Path
 
-from cartoqa.records import TASK_TRUTH_KINDS
-from cartoqa.tasks.spec import registered_tasks
+from cartoqa.tasks.spec import TaskSpec, registered_tasks
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("cartoqa", "maps", "symbols", "annotations", "evaluators")
-#: where a task's own generator, spec and scorer live, and the registry itself
-OWN = {
-    "cartoqa/tasks/navigation.py",  # SRN, RLE, MML: generators and specs
-    "cartoqa/tasks/poi.py",  # STMF (three requests) and MTMF: generator and specs
-    "cartoqa/tasks/mfs.py",  # MFS: its own build and spec (its questions: symbols/)
-    "cartoqa/tasks/gps/pure.py",
-    "cartoqa/tasks/gps/applied.py",
-    "cartoqa/tasks/gps/generate.py",
-    "cartoqa/tasks/gps/_specs.py",
-    "cartoqa/records/tasks.py",  # the schema's truth kinds (the registry's lower half)
-    "evaluators/navigation.py",  # the map tasks' scorers
-    "evaluators/map_features.py",  # STMF's and MTMF's scorers
-    "evaluators/mfs.py",  # MFS's scorer
-    "evaluators/gps.py",  # the GPS tasks' scorer
-    "cartoqa/geodesy/__init__.py",  # exports the function bounding_box, not the task
-}
-#: file -> task names it still writes, until what replaces them lands (none left: a new
-#: entry needs a reason and the issue that removes it)
-REMAINING: dict[str, set[str]] = {}
 
 
-def _names_in(path: Path, names: set[str]) -> set[str]:
-    text = path.read_text(encoding="utf-8")
-    code = re.sub(r'"""[\s\S]*?"""', "", text)  # docstrings may give examples
-    found = re.findall(r"""["']([a-z][a-z0-9_]*)["']""", code)
-    return {n for n in found if n in names}
+def _file_of(fn: object) -> str | None:
+    while isinstance(fn, functools.partial):
+        fn = fn.func
+    try:
+        path = inspect.getsourcefile(fn)  # type: ignore[arg-type]
+    except TypeError:
+        return None
+    if path is None:
+        return None
+    try:
+        return Path(path).resolve().relative_to(ROOT).as_posix()
+    except ValueError:
+        return None
 
 
-def test_no_module_names_a_task_outside_its_own_modules_and_the_registry():
-    names = set(registered_tasks()) | set(TASK_TRUTH_KINDS)
+def own_files(spec: TaskSpec) -> set[str]:
+    """The files that define ``spec``'s parts."""
+    parts = [spec.generator, spec.builder, spec.score, spec.reduce, spec.table,
+             spec.answer_format, *spec.modes.values()]  # fmt: skip
+    return {f for p in parts if p is not None and (f := _file_of(p))}
+
+
+def strings_in(path: Path) -> set[str]:
+    """The string constants of a file, leaving out docstrings and ``__all__``."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    skip: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
+            body = node.body
+            if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+                skip.add(id(body[0].value))
+            for stmt, nxt in itertools.pairwise(body):  # attribute docstrings
+                if isinstance(stmt, ast.Assign | ast.AnnAssign) and isinstance(nxt, ast.Expr):
+                    skip.add(id(nxt.value))
+        if isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets
+        ):
+            skip |= {id(n) for n in ast.walk(node.value)}
+    return {
+        n.value
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Constant) and isinstance(n.value, str) and id(n) not in skip
+    }
+
+
+def test_no_module_names_a_task_but_its_own():
+    specs = registered_tasks()
+    owners = {name: own_files(spec) for name, spec in specs.items()}
+    assert all(owners.values()), {n for n, o in owners.items() if not o}
     found: dict[str, set[str]] = {}
     for package in PACKAGES:
         for path in sorted((ROOT / package).rglob("*.py")):
             rel = path.relative_to(ROOT).as_posix()
-            if rel in OWN:
-                continue
-            got = _names_in(path, names)
-            if got:
-                found[rel] = got
-    assert found == REMAINING, {
-        "new": {
-            k: v - REMAINING.get(k, set()) for k, v in found.items() if v - REMAINING.get(k, set())
-        },
-        "gone": {
-            k: v - found.get(k, set()) for k, v in REMAINING.items() if v - found.get(k, set())
-        },
-    }
+            named = {n for n in strings_in(path) & set(specs) if rel not in owners[n]}
+            if named:
+                found[rel] = named
+    assert found == {}
+
+
+def test_the_check_sees_a_name_and_skips_docstrings(tmp_path):
+    f = tmp_path / "m.py"
+    f.write_text(
+        '"""The srn task."""\n__all__ = ["rle"]\nX = 1\n"""mml, said of X."""\n'
+        'def f(t):\n    """distance"""\n    return t == "bearing"\n'
+    )
+    assert strings_in(f) == {"bearing"}

@@ -136,7 +136,7 @@ def test_threads_looking_up_tasks_at_once_all_see_the_whole_registry():
     oracle write the generic answer form for the task registered last)."""
     code = """
 import threading
-from cartoqa.tasks.spec import BUILTIN_MODULES, get_task
+from cartoqa.tasks.spec import get_task
 names = ["mfs", "srn", "stmf_names", "distance"]
 barrier = threading.Barrier(8)
 seen = []

@@ -132,3 +132,22 @@ def test_the_api_reference_holds_the_docstrings(site):
     assert "TaskSpec" in text and "register_task" in text
     assert TaskSpec.__doc__.split("\n")[0].strip() in text
     assert register_task.__doc__.split("\n")[0].strip() in text
+
+
+#: a repository path as the docs write it in backticks: a file of ours, by its folder
+_PATH = re.compile(
+    r"`((?:cartoqa|maps|symbols|annotations|evaluators|tests|benchmarks|scripts|docs)"
+    r"/[\w./-]+\.(?:py|toml|md|sh|json))`"
+)
+
+
+def test_every_file_the_docs_name_exists():
+    """A module path in the README or a docs page names a file of the repository (the
+    moves of issue 29 left none behind)."""
+    pages = [ROOT / "README.md", *sorted(DOCS.rglob("*.md"))]
+    missing = {}
+    for page in pages:
+        for path in _PATH.findall(page.read_text(encoding="utf-8")):
+            if not (ROOT / path).exists():
+                missing.setdefault(page.relative_to(ROOT).as_posix(), []).append(path)
+    assert missing == {}
