@@ -192,10 +192,11 @@ def _gps_page(name: str, family_page: str) -> str:
     spec = _specs()[name]
     title = name.replace("_", " ").capitalize()
     kind = "variant" if spec.track == "variant" else "task"
+    what = spec.description.removeprefix("variant: ")  # the page says "variant" already
     lines = [
         f"# {title}",
         "",
-        f"A GPS {kind}: {spec.description}. Its family's page, [GPS tasks](../gps.md), says how",
+        f"A GPS {kind}: {what}. Its family's page, [GPS tasks](../gps.md), says how",
         "the cities are drawn, the splits, the names that pick out one city, the draws made",
         "again, the answer forms and how answers are read and scored.",
         "",

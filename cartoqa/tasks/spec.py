@@ -6,13 +6,13 @@ to know about a task, so none of them names a task:
     register_task(TaskSpec(name="distance", family="gps", track="pure", ...))
     spec = get_task("distance")
     score = spec.score(sample, response)          # a SampleScore
-    table = spec.table(samples, scores)           # group -> metric -> value
+    table = spec.scores_table(rows)               # group -> metric -> value
 
 The modules that register tasks are found through the entry-point group
-``cartoqa.tasks`` (``cartoqa.records.tasks.load_task_modules``): cartoqa's own
-(``cartoqa.tasks.navigation``, ``.gps``, ``.poi``, ``.mfs``) are declared in
-its ``pyproject.toml``, and a distribution installed beside cartoqa adds its
-own the same way (the docs' "Adding a task").  ``get_task`` and
+``cartoqa.tasks`` (``cartoqa.records.tasks.load_task_modules``): cartoqa's
+``pyproject.toml`` declares ``cartoqa.tasks.builtin``, which imports its own
+(``cartoqa.tasks.navigation``, ``.gps``, ``.poi``, ``.mfs``), and a distribution
+installed beside cartoqa adds its own the same way (the docs' "Adding a task").  ``get_task`` and
 ``registered_tasks`` load the group on first use, whatever was imported
 before.  A task defined in a program or a test may also call
 ``register_task`` with its spec.
