@@ -173,6 +173,9 @@ class Sampler:
         return self._keys[int(self._cdf.searchsorted(self.rng.random(), side="right"))]
 
     def city(self, continent: str | None = None, pools: dict[str, np.ndarray] | None = None) -> int:
+        """A city (its row in ``c``) of ``continent`` (default: one drawn by the quotas),
+        uniformly from ``pools`` (continent -> rows; default: every city of it; a task that
+        deals its splits by city passes ``split_pools(...)``)."""
         pool = (pools or self.by_continent)[continent or self.continent()]
         return int(pool[self.rng.integers(len(pool))])
 
@@ -283,10 +286,12 @@ class Sampler:
         return "\n".join(f"{k}) {v}" for k, v in opts.items())
 
     def label(self, i: int) -> str:
+        """City i as the Pure track writes it: its name and coordinate to 4 decimals."""
         return f"{self.c.name[i]} ({self.c.lat[i]:.4f}, {self.c.lon[i]:.4f})"
 
     @property
     def labels(self) -> CityLabels:
+        """The table of names that pick out one city (built on first use, then kept)."""
         if self._labels is None:
             self._labels = labels_for(self.c)
         return self._labels
