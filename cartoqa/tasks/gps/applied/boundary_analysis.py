@@ -6,11 +6,9 @@ from collections import defaultdict
 
 from cartoqa.records import GroupingTruth, Sample
 from evaluators.gps import score_grouping
-from evaluators.sample_scores import gps_metrics
 
-from ...spec import TaskSpec, register_task
-from .._breakdowns import GPS_GROUPS
 from .._cities import CONTINENT_NAMES, continent_of_place
+from .._register import register_gps
 from .._sampling import Draft, Sampler
 
 __all__ = ["boundary_analysis", "format_grouping"]
@@ -62,21 +60,14 @@ def format_grouping(sample: Sample) -> str:
     return "FINAL ANSWER: " + "; ".join(f"{k}: {', '.join(v)}" for k, v in truth.groups.items())
 
 
-register_task(
-    TaskSpec(
-        name="boundary_analysis",
-        family="gps",
-        track="applied",
-        description="four to six named cities grouped by continent",
-        truth_kinds=frozenset({"grouping"}),
-        score=score_grouping,
-        reduce=gps_metrics,
-        metrics=("accuracy",),
-        group_by=GPS_GROUPS,
-        # the random baseline groups the cities into any of the continents, not only the truth's
-        answer_space={"groups": sorted(CONTINENT_NAMES.values())},
-        answer_format=format_grouping,
-        generator=boundary_analysis,
-    ),
-    replace=True,
+register_gps(
+    name="boundary_analysis",
+    track="applied",
+    description="four to six named cities grouped by continent",
+    truth_kinds=frozenset({"grouping"}),
+    score=score_grouping,
+    # the random baseline groups the cities into any of the continents, not only the truth's
+    answer_space={"groups": sorted(CONTINENT_NAMES.values())},
+    answer_format=format_grouping,
+    generator=boundary_analysis,
 )

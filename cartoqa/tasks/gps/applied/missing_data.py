@@ -5,10 +5,8 @@ from __future__ import annotations
 
 from cartoqa.records import NumberTruth, Tolerance
 from evaluators.gps import by_truth, score_degree, score_position
-from evaluators.sample_scores import gps_metrics
 
-from ...spec import TaskSpec, register_task
-from .._breakdowns import GPS_GROUPS
+from .._register import register_gps
 from .._sampling import Draft, Sampler
 
 __all__ = ["MISSING_DEG", "MISSING_POPULATION", "missing_data"]
@@ -48,19 +46,12 @@ def missing_data(s: Sampler, n: int) -> Draft:
     return Draft(text, truth, str(c.subregion[i]), difficulty, meta, split=split)
 
 
-register_task(
-    TaskSpec(
-        name="missing_data",
-        family="gps",
-        track="probe",
-        description="a city's missing latitude or longitude, from its name and the other",
-        truth_kinds=frozenset({"coordinate", "number"}),
-        score=by_truth(number=score_degree, coordinate=score_position),
-        reduce=gps_metrics,
-        metrics=("accuracy",),
-        group_by=GPS_GROUPS,
-        answer_space={"low": -180, "high": 180},
-        generator=missing_data,
-    ),
-    replace=True,
+register_gps(
+    name="missing_data",
+    track="probe",
+    description="a city's missing latitude or longitude, from its name and the other",
+    truth_kinds=frozenset({"coordinate", "number"}),
+    score=by_truth(number=score_degree, coordinate=score_position),
+    answer_space={"low": -180, "high": 180},
+    generator=missing_data,
 )

@@ -9,10 +9,8 @@ import numpy as np
 from cartoqa.geodesy import distance_km
 from cartoqa.records import ChoiceTruth
 from evaluators.gps import score_choice
-from evaluators.sample_scores import gps_metrics
 
-from ...spec import TaskSpec, register_task
-from .._breakdowns import GPS_GROUPS
+from ...spec import TaskSpec
 from .._name_groups import (
     NAME_GROUPS_SOURCE,
     NameGroup,
@@ -20,6 +18,7 @@ from .._name_groups import (
     load_name_groups,
     split_groups,
 )
+from .._register import register_gps
 from .._sampling import SPLIT_SHARES, Draft, Sampler, split_targets
 
 __all__ = [
@@ -120,39 +119,25 @@ def name_disambiguation_countries(s: Sampler, n: int) -> Draft:
     return _disambiguation(s, n, "name_disambiguation_countries")
 
 
-register_task(
-    TaskSpec(
-        name="name_disambiguation",
-        family="gps",
-        track="applied",
-        description="which of four same-name cities, in four states, is at a point",
-        truth_kinds=frozenset({"choice"}),
-        score=score_choice,
-        reduce=gps_metrics,
-        metrics=("accuracy",),
-        group_by=GPS_GROUPS,
-        generator=name_disambiguation,
-        sources=(NAME_GROUPS_SOURCE,),
-    ),
-    replace=True,
+register_gps(
+    name="name_disambiguation",
+    track="applied",
+    description="which of four same-name cities, in four states, is at a point",
+    truth_kinds=frozenset({"choice"}),
+    score=score_choice,
+    generator=name_disambiguation,
+    sources=(NAME_GROUPS_SOURCE,),
 )
 
 
 def register_countries() -> TaskSpec:
     """Register the variant ``name_disambiguation_countries`` (the package calls it
     after every default task)."""
-    return register_task(
-        TaskSpec(
-            name="name_disambiguation_countries",
-            family="gps",
-            track="variant",
-            description="variant: four same-name cities in four countries",
-            truth_kinds=frozenset({"choice"}),
-            score=score_choice,
-            reduce=gps_metrics,
-            metrics=("accuracy",),
-            group_by=GPS_GROUPS,
-            generator=name_disambiguation_countries,
-        ),
-        replace=True,
+    return register_gps(
+        name="name_disambiguation_countries",
+        track="variant",
+        description="variant: four same-name cities in four countries",
+        truth_kinds=frozenset({"choice"}),
+        score=score_choice,
+        generator=name_disambiguation_countries,
     )

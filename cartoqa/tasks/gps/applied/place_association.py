@@ -11,13 +11,12 @@ import numpy as np
 from cartoqa.geodesy import distance_km
 from cartoqa.records import Sample, TextTruth
 from evaluators.gps import score_place
-from evaluators.sample_scores import gps_metrics
 
-from ...spec import TaskSpec, register_task
+from ...spec import TaskSpec
 from .._admin1 import ADMIN1_SOURCE
-from .._breakdowns import GPS_GROUPS
 from .._cities import Cities, left_out_rows
 from .._labels import fold
+from .._register import register_gps
 from .._sampling import Draft, Sampler
 from ._names import accepted_names
 
@@ -222,41 +221,29 @@ def format_city(sample: Sample) -> str:
     return format_place(sample)
 
 
-register_task(
-    TaskSpec(
-        name="place_association",
-        family="gps",
-        track="applied",
-        description="the city at a noisy coordinate (province and country graded too)",
-        truth_kinds=frozenset({"text"}),
-        score=score_place,
-        reduce=gps_metrics,
-        metrics=("accuracy", "province accuracy", "country accuracy"),
-        group_by=GPS_GROUPS,
-        answer_format=format_city,
-        generator=place_association,
-        sources=(ADMIN1_SOURCE,),
-    ),
-    replace=True,
+register_gps(
+    name="place_association",
+    track="applied",
+    description="the city at a noisy coordinate (province and country graded too)",
+    truth_kinds=frozenset({"text"}),
+    score=score_place,
+    metrics=("accuracy", "province accuracy", "country accuracy"),
+    answer_format=format_city,
+    generator=place_association,
+    sources=(ADMIN1_SOURCE,),
 )
 
 
 def register_levels() -> TaskSpec:
     """Register the variant ``place_association_levels`` (the package calls it after
     every default task)."""
-    return register_task(
-        TaskSpec(
-            name="place_association_levels",
-            family="gps",
-            track="variant",
-            description="variant: the city, province and country at a noisy coordinate",
-            truth_kinds=frozenset({"text"}),
-            score=score_place,
-            reduce=gps_metrics,
-            metrics=("accuracy", "province accuracy", "country accuracy"),
-            group_by=GPS_GROUPS,
-            answer_format=format_place,
-            generator=place_association_levels,
-        ),
-        replace=True,
+    return register_gps(
+        name="place_association_levels",
+        track="variant",
+        description="variant: the city, province and country at a noisy coordinate",
+        truth_kinds=frozenset({"text"}),
+        score=score_place,
+        metrics=("accuracy", "province accuracy", "country accuracy"),
+        answer_format=format_place,
+        generator=place_association_levels,
     )

@@ -8,10 +8,9 @@ import numpy as np
 from cartoqa.geodesy import distance_km
 from cartoqa.records import ChoiceTruth
 from evaluators.gps import by_truth, score_choice, score_city
-from evaluators.sample_scores import gps_metrics
 
-from ...spec import TaskSpec, register_task
-from .._breakdowns import GPS_GROUPS
+from ...spec import TaskSpec
+from .._register import register_gps
 from .._sampling import Draft, Sampler
 
 __all__ = ["CLEAR_MARGIN", "PROXIMITY_RATIO", "proximity", "proximity_names", "register_names"]
@@ -76,38 +75,24 @@ def proximity_names(s: Sampler, n: int) -> Draft:
     return _proximity(s, n, "proximity_names")
 
 
-register_task(
-    TaskSpec(
-        name="proximity",
-        family="gps",
-        track="applied",
-        description="which of four cities is nearest a fifth, all with coordinates",
-        truth_kinds=frozenset({"choice", "text"}),
-        score=by_truth(choice=score_choice, text=score_city),
-        reduce=gps_metrics,
-        metrics=("accuracy",),
-        group_by=GPS_GROUPS,
-        generator=proximity,
-    ),
-    replace=True,
+register_gps(
+    name="proximity",
+    track="applied",
+    description="which of four cities is nearest a fifth, all with coordinates",
+    truth_kinds=frozenset({"choice", "text"}),
+    score=by_truth(choice=score_choice, text=score_city),
+    generator=proximity,
 )
 
 
 def register_names() -> TaskSpec:
     """Register the variant ``proximity_names`` (the package calls it after every
     default task)."""
-    return register_task(
-        TaskSpec(
-            name="proximity_names",
-            family="gps",
-            track="variant",
-            description="variant: the nearest of four cities to a fifth, by name only",
-            truth_kinds=frozenset({"choice", "text"}),
-            score=by_truth(choice=score_choice, text=score_city),
-            reduce=gps_metrics,
-            metrics=("accuracy",),
-            group_by=GPS_GROUPS,
-            generator=proximity_names,
-        ),
-        replace=True,
+    return register_gps(
+        name="proximity_names",
+        track="variant",
+        description="variant: the nearest of four cities to a fifth, by name only",
+        truth_kinds=frozenset({"choice", "text"}),
+        score=by_truth(choice=score_choice, text=score_city),
+        generator=proximity_names,
     )

@@ -4,11 +4,9 @@ from __future__ import annotations
 
 from cartoqa.geodesy import initial_bearing_deg
 from evaluators.gps import score_choice
-from evaluators.sample_scores import gps_metrics
 
-from ...spec import TaskSpec, register_task
-from .._breakdowns import GPS_GROUPS
 from .._directions import direction_question, edge_margin
+from .._register import register_gps
 from .._sampling import Draft, Sampler
 
 __all__ = ["BANDS_KM", "relative_position_applied"]
@@ -46,18 +44,11 @@ def relative_position_applied(s: Sampler, n: int) -> Draft:
     return d
 
 
-register_task(
-    TaskSpec(
-        name="relative_position_applied",
-        family="gps",
-        track="applied",
-        description="north, east, south or west between two cities named only",
-        truth_kinds=frozenset({"choice"}),
-        score=score_choice,
-        reduce=gps_metrics,
-        metrics=("accuracy",),
-        group_by=GPS_GROUPS,
-        generator=relative_position_applied,
-    ),
-    replace=True,
+register_gps(
+    name="relative_position_applied",
+    track="applied",
+    description="north, east, south or west between two cities named only",
+    truth_kinds=frozenset({"choice"}),
+    score=score_choice,
+    generator=relative_position_applied,
 )

@@ -8,10 +8,8 @@ import numpy as np
 from cartoqa.geodesy import EARTH_RADIUS_KM, distance_km, interpolate
 from cartoqa.records import BooleanTruth
 from evaluators.gps import score_yes_no
-from evaluators.sample_scores import gps_metrics
 
-from ...spec import TaskSpec, register_task
-from .._breakdowns import GPS_GROUPS
+from .._register import register_gps
 from .._sampling import Draft, Sampler
 
 __all__ = ["NEAR_RULE", "ROUTE_RULE_GAP", "route_analysis"]
@@ -77,18 +75,11 @@ def route_analysis(s: Sampler, n: int) -> Draft:
     raise RuntimeError("no route-analysis triple found")
 
 
-register_task(
-    TaskSpec(
-        name="route_analysis",
-        family="gps",
-        track="applied",
-        description="whether a named city is on the way between two others (detour < 10 %)",
-        truth_kinds=frozenset({"boolean"}),
-        score=score_yes_no,
-        reduce=gps_metrics,
-        metrics=("accuracy",),
-        group_by=GPS_GROUPS,
-        generator=route_analysis,
-    ),
-    replace=True,
+register_gps(
+    name="route_analysis",
+    track="applied",
+    description="whether a named city is on the way between two others (detour < 10 %)",
+    truth_kinds=frozenset({"boolean"}),
+    score=score_yes_no,
+    generator=route_analysis,
 )

@@ -8,11 +8,10 @@ import numpy as np
 from cartoqa.geodesy import EARTH_RADIUS_KM, distance_km
 from cartoqa.records import TextTruth
 from evaluators.gps import score_city
-from evaluators.sample_scores import gps_metrics
 
-from ...spec import TaskSpec, register_task
-from .._breakdowns import GPS_GROUPS
+from ...spec import TaskSpec
 from .._cities import CONTINENT_NAMES, continent_of_place
+from .._register import register_gps
 from .._sampling import Draft, Sampler
 from ._names import accepted_names
 
@@ -79,12 +78,10 @@ def spatial_patterns(s: Sampler, n: int) -> Draft:
     pools = s.split_pools(split, continent_pools(s))
     regions = list(pools)
     for _ in range(2000):
-        home, away = s.rng.choice(regions, 2, replace=False)
-        pool, other = pools[home], pools[away]
-        if pool.size < 4 or other.size == 0:
+        drawn = _four_and_one(s, pools, regions)
+        if drawn is None:
             continue
-        four = [int(x) for x in s.rng.choice(pool, 4, replace=False)]
-        out = int(other[s.rng.integers(other.size)])
+        home, away, four, out = drawn
         idx = [*four, out]
         la, lo = c.lat[idx], c.lon[idx]
         dc = centroid_distances_km(la, lo)
@@ -136,12 +133,10 @@ def spatial_patterns_hinted(s: Sampler, n: int) -> Draft:
     pools = s.split_pools(split, s.memo["region_pools"])
     regions = list(pools)
     for _ in range(2000):
-        home, away = s.rng.choice(regions, 2, replace=False)
-        pool, other = pools[home], pools[away]
-        if pool.size < 4 or other.size == 0:
+        drawn = _four_and_one(s, pools, regions)
+        if drawn is None:
             continue
-        four = [int(x) for x in s.rng.choice(pool, 4, replace=False)]
-        out = int(other[s.rng.integers(other.size)])
+        home, away, four, out = drawn
         idx = [*four, out]
         la, lo = c.lat[idx], c.lon[idx]
         dm = np.asarray(distance_km(la[:, None], lo[:, None], la[None, :], lo[None, :]))
@@ -172,40 +167,40 @@ def spatial_patterns_hinted(s: Sampler, n: int) -> Draft:
     raise RuntimeError("no valid spatial pattern found")
 
 
-register_task(
-    TaskSpec(
-        name="spatial_patterns",
-        family="gps",
-        track="applied",
-        description="the outlier of five named cities (four on one continent)",
-        truth_kinds=frozenset({"text"}),
-        score=score_city,
-        reduce=gps_metrics,
-        metrics=("accuracy",),
-        group_by=GPS_GROUPS,
-        generator=spatial_patterns,
-    ),
-    replace=True,
+register_gps(
+    name="spatial_patterns",
+    track="applied",
+    description="the outlier of five named cities (four on one continent)",
+    truth_kinds=frozenset({"text"}),
+    score=score_city,
+    generator=spatial_patterns,
 )
 
 
 def register_hinted() -> TaskSpec:
     """Register the variant ``spatial_patterns_hinted`` (the package calls it after
     every default task)."""
-    return register_task(
-        TaskSpec(
-            name="spatial_patterns_hinted",
-            family="gps",
-            track="variant",
-            description=(
-                "variant: the outlier of five named cities, four of one subregion, the hint given"
-            ),
-            truth_kinds=frozenset({"text"}),
-            score=score_city,
-            reduce=gps_metrics,
-            metrics=("accuracy",),
-            group_by=GPS_GROUPS,
-            generator=spatial_patterns_hinted,
+    return register_gps(
+        name="spatial_patterns_hinted",
+        track="variant",
+        description=(
+            "variant: the outlier of five named cities, four of one subregion, the hint given"
         ),
-        replace=True,
+        truth_kinds=frozenset({"text"}),
+        score=score_city,
+        generator=spatial_patterns_hinted,
     )
+
+
+def _four_and_one(
+    s: Sampler, pools: dict[str, np.ndarray], regions: list[str]
+) -> tuple[str, str, list[int], int] | None:
+    """One draw of both forms: two groups (home, away), four cities of home and one of away;
+    None where the groups drawn hold too few cities."""
+    home, away = s.rng.choice(regions, 2, replace=False)
+    pool, other = pools[home], pools[away]
+    if pool.size < 4 or other.size == 0:
+        return None
+    four = [int(x) for x in s.rng.choice(pool, 4, replace=False)]
+    out = int(other[s.rng.integers(other.size)])
+    return home, away, four, out

@@ -5,10 +5,9 @@ from __future__ import annotations
 
 from cartoqa.records import ChoiceTruth
 from evaluators.gps import score_choice
-from evaluators.sample_scores import gps_metrics
 
-from ...spec import TaskSpec, register_task
-from .._breakdowns import GPS_GROUPS
+from ...spec import TaskSpec
+from .._register import register_gps
 from .._sampling import Draft, Sampler
 from .._terrain import TERRAIN_CLASSES, TERRAIN_SOURCE, ZONE, TerrainSampler, load_terrain
 
@@ -100,39 +99,25 @@ def terrain_classification_4(s: Sampler, n: int) -> Draft:
     return _terrain(s, n, "terrain_classification_4")
 
 
-register_task(
-    TaskSpec(
-        name="terrain_classification",
-        family="gps",
-        track="applied",
-        description="the kind of terrain at a coordinate, six options",
-        truth_kinds=frozenset({"choice"}),
-        score=score_choice,
-        reduce=gps_metrics,
-        metrics=("accuracy",),
-        group_by=GPS_GROUPS,
-        generator=terrain_classification,
-        sources=(TERRAIN_SOURCE,),
-    ),
-    replace=True,
+register_gps(
+    name="terrain_classification",
+    track="applied",
+    description="the kind of terrain at a coordinate, six options",
+    truth_kinds=frozenset({"choice"}),
+    score=score_choice,
+    generator=terrain_classification,
+    sources=(TERRAIN_SOURCE,),
 )
 
 
 def register_4() -> TaskSpec:
     """Register the variant ``terrain_classification_4`` (the package calls it after
     every default task)."""
-    return register_task(
-        TaskSpec(
-            name="terrain_classification_4",
-            family="gps",
-            track="variant",
-            description="variant: the kind of terrain at a coordinate, four options",
-            truth_kinds=frozenset({"choice"}),
-            score=score_choice,
-            reduce=gps_metrics,
-            metrics=("accuracy",),
-            group_by=GPS_GROUPS,
-            generator=terrain_classification_4,
-        ),
-        replace=True,
+    return register_gps(
+        name="terrain_classification_4",
+        track="variant",
+        description="variant: the kind of terrain at a coordinate, four options",
+        truth_kinds=frozenset({"choice"}),
+        score=score_choice,
+        generator=terrain_classification_4,
     )

@@ -5,10 +5,8 @@ from __future__ import annotations
 from cartoqa.geodesy import initial_bearing_deg
 from cartoqa.records import NumberTruth, Tolerance
 from evaluators.gps import score_bearing
-from evaluators.sample_scores import gps_metrics
 
-from ...spec import TaskSpec, register_task
-from .._breakdowns import GPS_GROUPS
+from .._register import register_gps
 from .._sampling import Draft, Sampler, region_of
 from ._flat import band, ends, flat_bearing_error
 
@@ -36,19 +34,12 @@ def bearing(s: Sampler, n: int) -> Draft:
     )
 
 
-register_task(
-    TaskSpec(
-        name="bearing",
-        family="gps",
-        track="pure",
-        description="the initial bearing from one city to another",
-        truth_kinds=frozenset({"number"}),
-        score=score_bearing,
-        reduce=gps_metrics,
-        metrics=("accuracy",),
-        group_by=GPS_GROUPS,
-        answer_space={"low": 0, "high": 360},
-        generator=bearing,
-    ),
-    replace=True,
+register_gps(
+    name="bearing",
+    track="pure",
+    description="the initial bearing from one city to another",
+    truth_kinds=frozenset({"number"}),
+    score=score_bearing,
+    answer_space={"low": 0, "high": 360},
+    generator=bearing,
 )

@@ -6,10 +6,9 @@ from __future__ import annotations
 from cartoqa.geodesy import bounding_box
 from cartoqa.records import ValuesTruth
 from evaluators.gps import score_box, score_values
-from evaluators.sample_scores import gps_metrics
 
-from ...spec import TaskSpec, register_task
-from .._breakdowns import GPS_GROUPS
+from ...spec import TaskSpec
+from .._register import register_gps
 from .._sampling import Draft, Sampler, region_of
 
 __all__ = [
@@ -65,38 +64,24 @@ def bounding_box_full(s: Sampler, n: int) -> Draft:
     return _bbox(s, n, tuple(BBOX_TOLERANCES), "gps.bounding_box_full.question")
 
 
-register_task(
-    TaskSpec(
-        name="bounding_box",
-        family="gps",
-        track="pure",
-        description="the minimum and maximum latitude and longitude of 3-8 cities",
-        truth_kinds=frozenset({"values"}),
-        score=score_box,
-        reduce=gps_metrics,
-        metrics=("accuracy",),
-        group_by=GPS_GROUPS,
-        generator=bounding_box_task,
-    ),
-    replace=True,
+register_gps(
+    name="bounding_box",
+    track="pure",
+    description="the minimum and maximum latitude and longitude of 3-8 cities",
+    truth_kinds=frozenset({"values"}),
+    score=score_box,
+    generator=bounding_box_task,
 )
 
 
 def register_full() -> TaskSpec:
     """Register the variant ``bounding_box_full`` (the package calls it after every
     default task)."""
-    return register_task(
-        TaskSpec(
-            name="bounding_box_full",
-            family="gps",
-            track="variant",
-            description="variant: the bounds, centre, centroid and diagonal of 3-8 cities",
-            truth_kinds=frozenset({"values"}),
-            score=score_values,
-            reduce=gps_metrics,
-            metrics=("accuracy",),
-            group_by=GPS_GROUPS,
-            generator=bounding_box_full,
-        ),
-        replace=True,
+    return register_gps(
+        name="bounding_box_full",
+        track="variant",
+        description="variant: the bounds, centre, centroid and diagonal of 3-8 cities",
+        truth_kinds=frozenset({"values"}),
+        score=score_values,
+        generator=bounding_box_full,
     )

@@ -6,10 +6,8 @@ from __future__ import annotations
 from cartoqa.geodesy import to_utm, to_web_mercator
 from cartoqa.records import CoordinateTruth, Tolerance, ValuesTruth
 from evaluators.gps import by_truth, score_position, score_values
-from evaluators.sample_scores import gps_metrics
 
-from ...spec import TaskSpec, register_task
-from .._breakdowns import GPS_GROUPS
+from .._register import register_gps
 from .._sampling import Draft, Sampler, region_of
 
 __all__ = ["coordinate_transformation"]
@@ -86,18 +84,11 @@ def _transform(s: Sampler, i: int, n: int) -> Draft:
     )
 
 
-register_task(
-    TaskSpec(
-        name="coordinate_transformation",
-        family="gps",
-        track="pure",
-        description="WGS84 to UTM (zone given) or Web Mercator, or back",
-        truth_kinds=frozenset({"values", "coordinate"}),
-        score=by_truth(values=score_values, coordinate=score_position),
-        reduce=gps_metrics,
-        metrics=("accuracy",),
-        group_by=GPS_GROUPS,
-        generator=coordinate_transformation,
-    ),
-    replace=True,
+register_gps(
+    name="coordinate_transformation",
+    track="pure",
+    description="WGS84 to UTM (zone given) or Web Mercator, or back",
+    truth_kinds=frozenset({"values", "coordinate"}),
+    score=by_truth(values=score_values, coordinate=score_position),
+    generator=coordinate_transformation,
 )

@@ -4,10 +4,8 @@ from __future__ import annotations
 
 from cartoqa.records import NumberTruth, Tolerance
 from evaluators.gps import score_km
-from evaluators.sample_scores import gps_metrics
 
-from ...spec import TaskSpec, register_task
-from .._breakdowns import GPS_GROUPS
+from .._register import register_gps
 from .._sampling import Draft, Sampler, region_of
 from ._flat import band, ends, flat_distance_error
 
@@ -39,19 +37,13 @@ def distance(s: Sampler, n: int) -> Draft:
     )
 
 
-register_task(
-    TaskSpec(
-        name="distance",
-        family="gps",
-        track="pure",
-        description="the great-circle distance between two cities, in km",
-        truth_kinds=frozenset({"number"}),
-        score=score_km,
-        reduce=gps_metrics,
-        metrics=("accuracy", "1-MAPE"),
-        group_by=GPS_GROUPS,
-        answer_space={"low": 0, "high": 20_015},
-        generator=distance,
-    ),
-    replace=True,
+register_gps(
+    name="distance",
+    track="pure",
+    description="the great-circle distance between two cities, in km",
+    truth_kinds=frozenset({"number"}),
+    score=score_km,
+    metrics=("accuracy", "1-MAPE"),
+    answer_space={"low": 0, "high": 20_015},
+    generator=distance,
 )

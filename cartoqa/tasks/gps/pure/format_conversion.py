@@ -7,10 +7,9 @@ from __future__ import annotations
 from cartoqa.geodesy import parse_coordinate, to_dms
 from cartoqa.records import CoordinateTruth, TextTruth, Tolerance
 from evaluators.gps import score_dms
-from evaluators.sample_scores import gps_metrics
 
-from ...spec import TaskSpec, register_task
-from .._breakdowns import GPS_GROUPS
+from ...spec import TaskSpec
+from .._register import register_gps
 from .._sampling import Draft, Sampler, region_of
 
 __all__ = [
@@ -129,38 +128,24 @@ def format_conversion_lenient(s: Sampler, n: int) -> Draft:
     return Draft(text, truth, region_of(s, i), difficulty, {"direction": "to_decimal"}, split=split)
 
 
-register_task(
-    TaskSpec(
-        name="format_conversion",
-        family="gps",
-        track="pure",
-        description="a coordinate from decimal degrees to DMS or back",
-        truth_kinds=frozenset({"text", "coordinate"}),
-        score=score_dms,
-        reduce=gps_metrics,
-        metrics=("accuracy",),
-        group_by=GPS_GROUPS,
-        generator=format_conversion,
-    ),
-    replace=True,
+register_gps(
+    name="format_conversion",
+    track="pure",
+    description="a coordinate from decimal degrees to DMS or back",
+    truth_kinds=frozenset({"text", "coordinate"}),
+    score=score_dms,
+    generator=format_conversion,
 )
 
 
 def register_lenient() -> TaskSpec:
     """Register the variant ``format_conversion_lenient`` (the package calls it
     after every default task)."""
-    return register_task(
-        TaskSpec(
-            name="format_conversion_lenient",
-            family="gps",
-            track="variant",
-            description="variant: format conversion, within 0.05 arcsec or 0.0001 deg",
-            truth_kinds=frozenset({"text", "coordinate"}),
-            score=score_dms,
-            reduce=gps_metrics,
-            metrics=("accuracy",),
-            group_by=GPS_GROUPS,
-            generator=format_conversion_lenient,
-        ),
-        replace=True,
+    return register_gps(
+        name="format_conversion_lenient",
+        track="variant",
+        description="variant: format conversion, within 0.05 arcsec or 0.0001 deg",
+        truth_kinds=frozenset({"text", "coordinate"}),
+        score=score_dms,
+        generator=format_conversion_lenient,
     )

@@ -6,10 +6,8 @@ from __future__ import annotations
 from cartoqa.geodesy import interpolate
 from cartoqa.records import CoordinateTruth, Tolerance
 from evaluators.gps import score_position
-from evaluators.sample_scores import gps_metrics
 
-from ...spec import TaskSpec, register_task
-from .._breakdowns import GPS_GROUPS
+from .._register import register_gps
 from .._sampling import Draft, Sampler, region_of
 from ._flat import band, ends, linear_point_error
 
@@ -40,18 +38,11 @@ def interpolation(s: Sampler, n: int) -> Draft:
     )
 
 
-register_task(
-    TaskSpec(
-        name="interpolation",
-        family="gps",
-        track="pure",
-        description="the point a fraction of the way along a great circle",
-        truth_kinds=frozenset({"coordinate"}),
-        score=score_position,
-        reduce=gps_metrics,
-        metrics=("accuracy",),
-        group_by=GPS_GROUPS,
-        generator=interpolation,
-    ),
-    replace=True,
+register_gps(
+    name="interpolation",
+    track="pure",
+    description="the point a fraction of the way along a great circle",
+    truth_kinds=frozenset({"coordinate"}),
+    score=score_position,
+    generator=interpolation,
 )

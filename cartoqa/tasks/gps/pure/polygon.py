@@ -8,10 +8,9 @@ import numpy as np
 from cartoqa.geodesy import distance_km, polygon_area_km2, polygon_is_simple, polygon_perimeter_km
 from cartoqa.records import NumberTruth, Tolerance, ValuesTruth
 from evaluators.gps import score_area_km2, score_values_closeness
-from evaluators.sample_scores import gps_metrics
 
-from ...spec import TaskSpec, register_task
-from .._breakdowns import GPS_GROUPS
+from ...spec import TaskSpec
+from .._register import register_gps
 from .._sampling import Draft, Sampler, region_of
 
 __all__ = ["polygon", "polygon_perimeter", "register_perimeter"]
@@ -99,38 +98,26 @@ def polygon_perimeter(s: Sampler, n: int) -> Draft:
     return Draft(text, truth, region_of(s, idx[0]), difficulty, {"vertices": len(idx)})
 
 
-register_task(
-    TaskSpec(
-        name="polygon",
-        family="gps",
-        track="pure",
-        description="the area of a polygon of 3-6 cities on the 6371 km sphere",
-        truth_kinds=frozenset({"number"}),
-        score=score_area_km2,
-        reduce=gps_metrics,
-        metrics=("accuracy", "1-MAPE"),
-        group_by=GPS_GROUPS,
-        generator=polygon,
-    ),
-    replace=True,
+register_gps(
+    name="polygon",
+    track="pure",
+    description="the area of a polygon of 3-6 cities on the 6371 km sphere",
+    truth_kinds=frozenset({"number"}),
+    score=score_area_km2,
+    metrics=("accuracy", "1-MAPE"),
+    generator=polygon,
 )
 
 
 def register_perimeter() -> TaskSpec:
     """Register the variant ``polygon_perimeter`` (the package calls it after every
     default task)."""
-    return register_task(
-        TaskSpec(
-            name="polygon_perimeter",
-            family="gps",
-            track="variant",
-            description="variant: a polygon's area and perimeter",
-            truth_kinds=frozenset({"values"}),
-            score=score_values_closeness,
-            reduce=gps_metrics,
-            metrics=("accuracy", "1-MAPE"),
-            group_by=GPS_GROUPS,
-            generator=polygon_perimeter,
-        ),
-        replace=True,
+    return register_gps(
+        name="polygon_perimeter",
+        track="variant",
+        description="variant: a polygon's area and perimeter",
+        truth_kinds=frozenset({"values"}),
+        score=score_values_closeness,
+        metrics=("accuracy", "1-MAPE"),
+        generator=polygon_perimeter,
     )

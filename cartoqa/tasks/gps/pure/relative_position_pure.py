@@ -7,11 +7,10 @@ from __future__ import annotations
 
 from cartoqa.geodesy import initial_bearing_deg
 from evaluators.gps import score_choice
-from evaluators.sample_scores import gps_metrics
 
-from ...spec import TaskSpec, register_task
-from .._breakdowns import GPS_GROUPS
+from ...spec import TaskSpec
 from .._directions import direction_question, edge_margin, short_dlon
+from .._register import register_gps
 from .._sampling import Draft, Sampler
 
 __all__ = [
@@ -127,60 +126,39 @@ def relative_position_pure_8(s: Sampler, n: int) -> Draft:
     )
 
 
-register_task(
-    TaskSpec(
-        name="relative_position_pure",
-        family="gps",
-        track="pure",
-        description="north, east, south or west, by the bearing between coordinates",
-        truth_kinds=frozenset({"choice"}),
-        score=score_choice,
-        reduce=gps_metrics,
-        metrics=("accuracy",),
-        group_by=GPS_GROUPS,
-        generator=relative_position_pure,
-    ),
-    replace=True,
+register_gps(
+    name="relative_position_pure",
+    track="pure",
+    description="north, east, south or west, by the bearing between coordinates",
+    truth_kinds=frozenset({"choice"}),
+    score=score_choice,
+    generator=relative_position_pure,
 )
 
 
 def register_8() -> TaskSpec:
     """Register the variant ``relative_position_pure_8`` (the package calls it after
     every default task)."""
-    return register_task(
-        TaskSpec(
-            name="relative_position_pure_8",
-            family="gps",
-            track="variant",
-            description="variant: the eight compass points between coordinates",
-            truth_kinds=frozenset({"choice"}),
-            score=score_choice,
-            reduce=gps_metrics,
-            metrics=("accuracy",),
-            group_by=GPS_GROUPS,
-            generator=relative_position_pure_8,
-        ),
-        replace=True,
+    return register_gps(
+        name="relative_position_pure_8",
+        track="variant",
+        description="variant: the eight compass points between coordinates",
+        truth_kinds=frozenset({"choice"}),
+        score=score_choice,
+        generator=relative_position_pure_8,
     )
 
 
 def register_latlon() -> TaskSpec:
     """Register the variant ``relative_position_pure_latlon`` (the package calls it
     after every default task)."""
-    return register_task(
-        TaskSpec(
-            name="relative_position_pure_latlon",
-            family="gps",
-            track="variant",
-            description=(
-                "variant: north, south, east or west by the larger latitude or longitude difference"
-            ),
-            truth_kinds=frozenset({"choice"}),
-            score=score_choice,
-            reduce=gps_metrics,
-            metrics=("accuracy",),
-            group_by=GPS_GROUPS,
-            generator=relative_position_pure_latlon,
+    return register_gps(
+        name="relative_position_pure_latlon",
+        track="variant",
+        description=(
+            "variant: north, south, east or west by the larger latitude or longitude difference"
         ),
-        replace=True,
+        truth_kinds=frozenset({"choice"}),
+        score=score_choice,
+        generator=relative_position_pure_latlon,
     )

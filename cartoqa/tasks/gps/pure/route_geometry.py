@@ -10,11 +10,10 @@ import numpy as np
 from cartoqa.geodesy import destination, rdp_thresholds_km
 from cartoqa.records import ChoiceTruth, IndicesTruth
 from evaluators.gps import score_choice, score_indices
-from evaluators.sample_scores import gps_metrics
 
-from ...spec import TaskSpec, register_task
+from ...spec import TaskSpec
 from ...templates import PromptSet
-from .._breakdowns import GPS_GROUPS
+from .._register import register_gps
 from .._sampling import Draft, Sampler, region_of
 
 __all__ = ["register_indices", "route_geometry", "route_geometry_indices"]
@@ -139,38 +138,24 @@ def route_geometry_indices(s: Sampler, n: int) -> Draft:
     )
 
 
-register_task(
-    TaskSpec(
-        name="route_geometry",
-        family="gps",
-        track="pure",
-        description="which of four index lists Ramer-Douglas-Peucker keeps",
-        truth_kinds=frozenset({"choice"}),
-        score=score_choice,
-        reduce=gps_metrics,
-        metrics=("accuracy",),
-        group_by=GPS_GROUPS,
-        generator=route_geometry,
-    ),
-    replace=True,
+register_gps(
+    name="route_geometry",
+    track="pure",
+    description="which of four index lists Ramer-Douglas-Peucker keeps",
+    truth_kinds=frozenset({"choice"}),
+    score=score_choice,
+    generator=route_geometry,
 )
 
 
 def register_indices() -> TaskSpec:
     """Register the variant ``route_geometry_indices`` (the package calls it after
     every default task)."""
-    return register_task(
-        TaskSpec(
-            name="route_geometry_indices",
-            family="gps",
-            track="variant",
-            description="variant: the indices Ramer-Douglas-Peucker keeps, written out",
-            truth_kinds=frozenset({"indices"}),
-            score=score_indices,
-            reduce=gps_metrics,
-            metrics=("accuracy",),
-            group_by=GPS_GROUPS,
-            generator=route_geometry_indices,
-        ),
-        replace=True,
+    return register_gps(
+        name="route_geometry_indices",
+        track="variant",
+        description="variant: the indices Ramer-Douglas-Peucker keeps, written out",
+        truth_kinds=frozenset({"indices"}),
+        score=score_indices,
+        generator=route_geometry_indices,
     )
