@@ -66,16 +66,8 @@ def _entry_points() -> list[importlib.metadata.EntryPoint]:
     (that order is the built-in tasks' order), then other distributions' by (distribution,
     name), so that the order of registration never depends on the file system."""
     found = list(importlib.metadata.entry_points(group=ENTRY_POINT_GROUP))
-
-    def dist_name(ep: importlib.metadata.EntryPoint) -> str:
-        dist = getattr(ep, "dist", None)
-        return (dist.metadata["Name"] or "") if dist is not None else ""
-
-    own = [ep for ep in found if dist_name(ep).lower() == OWN_DISTRIBUTION]
-    others = sorted(
-        (ep for ep in found if dist_name(ep).lower() != OWN_DISTRIBUTION),
-        key=lambda ep: (dist_name(ep), ep.name),
-    )
+    own = [ep for ep in found if _is_own(ep)]
+    others = sorted((ep for ep in found if not _is_own(ep)), key=lambda ep: (_owner(ep), ep.name))
     return own + others
 
 
@@ -115,8 +107,7 @@ def _load_all() -> None:
             where = f"{ep.name} = {ep.value!r}"
             if _is_own(ep):
                 raise CartoqaError(f"cartoqa's task module {where} failed to load: {exc}") from exc
-            dist = getattr(ep, "dist", None)
-            owner = dist.metadata["Name"] if dist is not None else "an unknown distribution"
+            owner = _owner(ep) or "an unknown distribution"
             warnings.warn(
                 f"the task plug-in {where} of {owner} failed to load and its tasks are left "
                 f"out: {type(exc).__name__}: {exc}.  Fix it, or uninstall it (pip uninstall "
@@ -126,6 +117,11 @@ def _load_all() -> None:
             )
 
 
-def _is_own(ep: importlib.metadata.EntryPoint) -> bool:
+def _owner(ep: importlib.metadata.EntryPoint) -> str:
+    """The name of the distribution that declares ``ep`` ("" where it is not known)."""
     dist = getattr(ep, "dist", None)
-    return dist is not None and (dist.metadata["Name"] or "").lower() == OWN_DISTRIBUTION
+    return (dist.metadata["Name"] or "") if dist is not None else ""
+
+
+def _is_own(ep: importlib.metadata.EntryPoint) -> bool:
+    return _owner(ep).lower() == OWN_DISTRIBUTION
