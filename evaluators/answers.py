@@ -28,6 +28,8 @@ indices          ``FINAL ANSWER: [0, 3, 7]``
 grouping         ``FINAL ANSWER: Europe: Paris, ...; Asia: ...`` or a JSON object
 ===============  =====================================================
 
+Every answer is read without its end-of-turn tokens ("<|eot_id|>", "<|im_end|>",
+"</s>", ...: ``evaluators.numeric.answer_body``, the one place they are removed).
 Reading is bounded and linear in the answer's length, whatever the answer
 holds; past a limit the answer is unreadable (wrong, with the reason), never
 an exception or a hang: answers over ``MAX_ANSWER_CHARS`` (1,000,000)
@@ -78,6 +80,7 @@ from .hedges import (
 from .numeric import (
     UNITS,
     AnswerParseError,
+    answer_body,
     check_answer_length,
     checked_number,
     final_answer_region,
@@ -102,6 +105,7 @@ __all__ = [
     "parse_sample_answer",
     "parse_yes_no",
     "read_grouping",
+    "says_no_names",
     "score_response",
     "without_negated_letters",
 ]
@@ -117,8 +121,9 @@ _YES_NO = re.compile(
     r"^\s*(yes|no|true|false|present|absent)\s*(?:$|[.,;:!()\[\]<>\"'*\-\u2013\u2014])"
 )
 _LETTER = re.compile(r"^\(?\s*(?:option\s+)?([A-Za-z])\s*(?:[).:\]]|$|\s)", re.IGNORECASE)
-# marks a model wraps its answer in: [D], <D>, *D*, "D", `D`, \boxed{D}
-_WRAPPER = re.compile(r"\\boxed\s*\{|\\text\s*\{|[\[\]<>{}*\"'`$]")
+# marks a model wraps its answer in: [D], <D>, *D*, _D_, "D", `D`, \boxed{D} (an underscore
+# only at a word's edge: markdown emphasis, not the "_" inside a word)
+_WRAPPER = re.compile(r"\\boxed\s*\{|\\text\s*\{|[\[\]<>{}*\"'`$]|(?<!\w)_+|_+(?!\w)")
 # words before the answer: "The answer is D", "Answer: D", "I think D", "My choice: (B)"
 _LEAD = re.compile(
     r"^\s*(?:(?:so|thus|therefore|hence)\s*,?\s*)?(?:i\s+(?:think|believe|would\s+say|choose|pick)"
@@ -211,7 +216,8 @@ def _option_key(text: str) -> str:
 
 
 def parse_yes_no(text: str) -> bool:
-    """Yes or no from a final-answer text: "yes", "No.", "[Yes]", "<yes>", '"Yes"',
+    """Yes or no from a final-answer text: "yes", "No.", "[Yes]", "<yes>", '"Yes"', "*Yes*",
+    "_No_",
     "Yes (detour 1.3%)", "No – ..."; "no idea" and "not sure" are neither, and "yes or no",
     "Yes/No", "maybe yes, maybe no" are hedged (``AnswerParseError``)."""
     if hedge := yes_no_hedge(text):
@@ -380,25 +386,59 @@ def _strip_bullet(line: str) -> str:
 MAX_LINES = 10_000
 
 
+_SEEN = (
+    r"(?:shown|visible|named|labell?ed|present|displayed|found|identified|listed|readable"
+    r"|legible|seen|given|marked)"
+)
+# a statement that nothing is named, shown or found, in the forms models write it: "None",
+# "None found", "Nothing is labelled", "No names are visible", "No named banks were found",
+# "There are no ...", "The map shows no ...", "I am unable to identify any names", "I can't
+# see any names", "I don't see any names"; not a name that begins so ("None Such Café")
+_NO_NAMES = re.compile(
+    r"^(?:none|nothing|n/?a|no names?|\[\]"
+    rf"|(?:none|nothing)(?:\s+(?:is|are|was|were|could\s+be|can\s+be))?\s+{_SEEN}\b.*"
+    rf"|no\s+(?:\w+\s+){{0,4}}(?:are|is|were|was|could\s+be|can\s+be)\s+{_SEEN}\b.*"
+    r"|there\s+(?:are|is|were|was)\s+no\b.*"
+    r"|no\s+(?:named\s+)?\w+(?:\s+\w+)?\s+(?:on|in)\s+(?:the|this)\s+map.*"
+    r"|the\s+map\s+(?:shows|has|contains|displays|lists|does\s*n[o'’]t\s+\w+)\s+(?:no|any)\b.*"
+    r"|(?:sorry,?\s+)?(?:i(?:\s+am|['’]m|\s+was)\s+(?:unable|not\s+able)|unable"
+    r"|i\s+(?:cannot|can\s+not|can['’]t|could\s*not|couldn['’]t|do\s+not|don['’]t|did\s+not"
+    r"|didn['’]t))\b.*\b(?:any|names?|named|labels?|labell?ed)\b.*"
+    r")[.!]?$",
+    re.IGNORECASE,
+)
+
+
+def says_no_names(line: str) -> bool:
+    """Whether a line of a names answer (markdown and bullets removed) states that nothing is
+    named, shown or found: "None", "None found", "No names are visible", "There are no
+    ...", "The map shows no ...", "I am unable to identify any names", "I don't see any
+    names"; a name that begins so ("None Such Café") does not, nor a heading ending in ":"
+    (names follow it).  The one rule every names reader keeps."""
+    line = line.strip()
+    return not line.endswith(":") and _NO_NAMES.match(line) is not None
+
+
 def _lines(text: str) -> list[str]:
     lines = text.strip().splitlines()
     if len(lines) > MAX_LINES:
         raise AnswerParseError(f"{len(lines):,} lines, more than the {MAX_LINES:,} read")
     lines = [ln for ln in lines if ln.strip()]
-    if len(lines) == 1 and lines[0].strip().lower() in {"none", "no names", "[]"}:
+    if len(lines) == 1 and says_no_names(lines[0].replace("**", "")):
         return []
     return [_strip_bullet(ln) for ln in lines]
 
 
 def parse_answer(kind: str, response: str, *, options: Any = None) -> Any:
     """Read a value of ground-truth ``kind`` out of a model's response (``options``: a choice
-    sample's option letters, so that "I think D" reads as D), by the kind's codec.
+    sample's option letters, so that "I think D" reads as D), by the kind's codec, from
+    ``evaluators.numeric.answer_body`` (end-of-turn tokens removed).
 
     Raises ``AnswerParseError`` when the response holds no such value, or is longer than
     ``MAX_ANSWER_CHARS``.
     """
-    check_answer_length(response or "")
-    if not response or not response.strip():
+    response = answer_body(response or "")
+    if not response.strip():
         raise AnswerParseError("the answer is empty")
     codec = CODECS.get(kind)
     if codec is None:

@@ -1,8 +1,11 @@
 """Scorers of the navigation tasks: SRN (routes), RLE (route length), MML (marker roads).
 
-SRN: ``parse_route`` reads a JSON list or CartoMapQA's bare bracket list,
-splitting on the four action phrases rather than on commas, so a road name
-with a comma survives.  ``score_route`` gives exact match (SR^2: same
+SRN: ``parse_route`` reads a JSON list or CartoMapQA's bare bracket list
+(or, with no brackets, the list written as the final answer: "blue, turn
+left, Oak Road, red"), splitting on the four action phrases rather than on
+commas, so a road name with a comma survives; "blue" and "red" written as
+items of their own are steps of their own wherever they stand, never part
+of a road's name.  ``score_route`` gives exact match (SR^2: same
 length, same steps), step accuracy (aSA: the longest matching prefix after
 "blue", over the true steps after "blue") and connectivity (the answer is a
 drivable path from the blue to the red marker on the map's roads, whatever
@@ -11,7 +14,12 @@ respected, and each action matches the geometry where it is taken).  An
 answer that leaves out the leading "blue" is read as if it had written it:
 "blue" is where every route starts, so it says nothing about the route,
 and the three metrics score the steps after it alike.  "red" is not
-implied: it is the answer's claim that the route arrives.
+implied: it is the answer's claim that the route arrives.  An answer with
+"red" before its end (it arrives, then drives on) is not exact, its aSA
+counts its steps up to the first difference as for any answer (so all of
+them, when it reached red the true way), and it is not connected (the
+route goes on past the red marker); a "blue" after the first step is not
+connected either.
 
 ``mode="original"`` follows the published CartoMapQA scorer's arithmetic
 (``evaluate_srn.py``, ``eval.py``, ``Parse/parse_response_srn.py``),
@@ -59,6 +67,7 @@ from .numeric import (
     MAX_MAGNITUDE,
     AnswerParseError,
     NumberAnswer,
+    answer_body,
     check_answer_length,
     final_answer_text,
     in_unit,
@@ -117,17 +126,25 @@ def _clean(token: str) -> str:
 def parse_route(text: str, *, mode: Mode = "cartoqa") -> list[str]:
     """The steps of a route answer: ["blue", action, road, ..., "red"] (actions spelled as in
     ``TURN_ACTIONS`` whatever their case).  ``mode="original"``: the items the published parser
-    makes (see the module docstring; AnswerParseError where it would raise)."""
+    makes (see the module docstring; AnswerParseError where it would raise).
+
+    The default reads the last [...] list of the answer (end-of-turn tokens removed:
+    ``evaluators.numeric.answer_body``); an answer with no brackets is read from its final
+    answer (after the last ``FINAL ANSWER:``, else its last non-empty line), a leading
+    label ("Answer:", "The route is:") and a closing full stop aside, and is unreadable
+    when that holds neither an action nor a colour step.  A JSON list of strings is taken
+    as it is; a bare list is split on the four action phrases (so a road name with a comma
+    stays one road), and "blue" and "red", written as items of their own, are steps of
+    their own wherever they stand ("Oak Road, red, turn left" is a road, red, an action):
+    never part of a road's name."""
     if mode == "original":
         steps, crash = published_parse(text)
         if steps is None:
             raise AnswerParseError(f"the published parser raises on this answer: {crash}")
         return steps
-    body = check_answer_length(text).replace("**", "").replace("`", "")
+    body = answer_body(text).replace("**", "").replace("`", "")
     brackets = re.findall(r"\[([^\[\]]*)\]", body)
-    if not brackets:
-        raise AnswerParseError(f"no [...] route in {text[:80]!r}")
-    content = brackets[-1]
+    content = brackets[-1] if brackets else _bare_route(body)
     if content.count(",") >= MAX_ROUTE_STEPS:
         raise AnswerParseError(f"a route of more than {MAX_ROUTE_STEPS:,} steps")
     value = None
@@ -139,22 +156,56 @@ def parse_route(text: str, *, mode: Mode = "cartoqa") -> list[str]:
     if isinstance(value, list) and all(isinstance(v, str) for v in value):
         return [canonical_step(v) for v in value]
     # a bare list: split on the action phrases, so "Boulevard Albert 1er, Monaco" stays one road
-    parts = _ACTION_RE.split(content)
-    if len(parts) > MAX_ROUTE_STEPS // 2:
+    actions = list(_ACTION_RE.finditer(content))
+    if len(actions) > MAX_ROUTE_STEPS // 2:
         raise AnswerParseError(f"a route of more than {MAX_ROUTE_STEPS:,} steps")
-    actions = [_ACTION_CANON[m.group(0).lower()] for m in _ACTION_RE.finditer(content)]
     if not actions:  # a list, but not a route: the checks will say what is wrong with it
         return [canonical_step(t) for t in content.split(",")]
-    head = _clean(parts[0])
-    steps = [head] if head else []  # nothing before the first action: the list left out "blue"
-    for action, road in zip(actions, parts[1:], strict=True):
-        steps += [action, _clean(road)]
-    last = steps[-1]
-    m = re.search(r"[,;]\s*['\"]?red['\"]?\s*$", last, re.IGNORECASE)
-    if m:
-        steps[-1] = _clean(last[: m.start()])
-        steps.append("red")
+    steps = _segment_steps(content[: actions[0].start()], after_action=False)
+    for m, after in itertools.zip_longest(actions, actions[1:]):
+        steps.append(_ACTION_CANON[m.group(0).lower()])
+        segment = content[m.end() : after.start() if after else len(content)]
+        steps += _segment_steps(segment, after_action=True)
     return steps
+
+
+# "blue" or "red" written as an item of its own: between commas (or semicolons), or at an end
+_COLOUR_ITEM = re.compile(r"(?:^|[,;])\s*['\"]?(blue|red)['\"]?\s*(?=[,;]|$)", re.IGNORECASE)
+# a label before a route written without brackets: "Answer:", "The route is:", "Route -"
+_ROUTE_LABEL = re.compile(
+    r"^[^,:\n]{0,60}?(?::|\bis\b\s*:?|\s-)\s*['\"]?(?=(?:blue|red)\b|" + _ACTION_RE.pattern + ")",
+    re.IGNORECASE,
+)
+
+
+def _bare_route(body: str) -> str:
+    """The route of an answer written without brackets: its final answer, less a leading
+    label and a closing full stop; ``AnswerParseError`` when that is no route (neither an
+    action phrase nor a colour step)."""
+    text = _ROUTE_LABEL.sub("", final_answer_text(body), count=1).strip().rstrip(".!").strip()
+    if _ACTION_RE.search(text) is None and _COLOUR_ITEM.search(text) is None:
+        raise AnswerParseError(f"no route ([blue, action, road, ..., red]) in {body[:80]!r}")
+    return text
+
+
+def _segment_steps(segment: str, *, after_action: bool) -> list[str]:
+    """The steps between two action phrases: the road named there, with each colour step
+    ("blue", "red") written beside it as a step of its own.  After an action, a segment
+    that holds nothing at all is the empty road (an action with no road named)."""
+    out: list[str] = []
+    pos = 0
+    for m in _COLOUR_ITEM.finditer(segment):
+        road = _clean(segment[pos : m.start()])
+        if road:
+            out.append(road)
+        out.append(m.group(1).lower())
+        pos = m.end()
+    road = _clean(segment[pos:])
+    if road:
+        out.append(road)
+    if after_action and not out:
+        out.append("")
+    return out
 
 
 def canonical_step(step: str) -> str:
@@ -474,6 +525,15 @@ def route_connected(steps: Sequence[str], net: RoadNetwork) -> tuple[bool, str |
     destination; each action must be what ``turn_action`` gives for the
     heading change there, starting from heading 0 at the origin.
     """
+    for i, step in enumerate(steps[1:-1], 2):
+        colour = canonical_step(step)
+        if colour == "red":
+            return (
+                False,
+                f"'red' at step {i} of {len(steps)}: the route goes on past the red marker",
+            )
+        if colour == "blue":
+            return False, f"'blue' at step {i} of {len(steps)}: a route leaves the blue marker once"
     if (
         len(steps) < 4
         or len(steps) % 2
@@ -583,7 +643,7 @@ def route_connected(steps: Sequence[str], net: RoadNetwork) -> tuple[bool, str |
 def parse_road_pair(text: str) -> tuple[str, str]:
     """The two road names of an MML answer: JSON {"road_1": ..., "road_2": ...}, or two names
     joined by "and", "&", ";" or a new line after FINAL ANSWER."""
-    check_answer_length(text)
+    text = answer_body(text)
     try:
         value = last_json_value(text.replace("```json", "").replace("```", ""), "{")
     except AnswerParseError:
@@ -616,11 +676,26 @@ def mml_correct(truth: RoadPairTruth, answer: str | None) -> bool:
 # ------------------------------------------------------------------ RLE
 
 
+# a dash before the first number of a length: a list dash ("- 3000 m"), or after a label
+# ("Length: -3000 m"); never a minus sign, as a length is never negative
+_LIST_DASH = re.compile(r"^(\D*?)(?<![\w.])[-\u2013\u2014]\s*(?=\.?\d)")
+# the minus sign proper (U+2212) before the first number: a negative length, which is no answer
+_MINUS_SIGN = re.compile(r"^\D*?\u2212\s*(?=\.?\d)")
+
+
 def parse_first_line_number(answer: str) -> NumberAnswer:
-    """The number (and its unit) on the first line of an answer: RLE's layout."""
-    check_answer_length(answer)
-    first = answer.strip().splitlines()[0] if answer.strip() else ""
-    return parse_number(final_answer_text(first))
+    """The length (and its unit) on the first line of an answer: RLE's layout (end-of-turn
+    tokens removed: ``evaluators.numeric.answer_body``).  A length is never negative: a
+    "-" (or an en or em dash) before the first number is a list dash or a dash after a
+    label ("-3000", "- 3000 m", "Length: -3000 m" read 3000), and the minus sign proper,
+    U+2212 ("\u22123000"), makes the answer unreadable: it writes a negative length, which no
+    route has."""
+    body = answer_body(answer)
+    first = body.strip().splitlines()[0] if body.strip() else ""
+    text = final_answer_text(first)
+    if _MINUS_SIGN.match(text):
+        raise AnswerParseError(f"a negative length: {text[:40]!r} (a route has no negative length)")
+    return parse_number(_LIST_DASH.sub(r"\1", text, count=1))
 
 
 def rle_length(truth: NumberTruth, answer: str | None) -> float:

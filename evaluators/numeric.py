@@ -24,6 +24,13 @@ unreadable (``evaluators.hedges``).
 (``R=6371 km gives 7566 km``) the last number written with a unit, so the
 first number of a formula never wins over its result.
 
+End-of-turn tokens a model or its server leaves in the text (``END_OF_TURN_TOKENS``:
+"<|eot|>", "<|eot_id|>", "<|im_end|>", "<|endoftext|>", "</s>", ...) are no part of the
+answer: ``answer_body`` removes every one of them, wherever it stands, before any default
+parser reads the answer (``final_answer_text``, ``final_answer_region``,
+``has_final_answer`` and the parsers that read the whole answer start from it).  The
+"original" modes keep the published code's own removals instead.
+
 Limits, the same for every task: an answer longer than ``MAX_ANSWER_CHARS``
 characters is unreadable ("too long"), and a number that is not finite or
 whose size exceeds ``MAX_MAGNITUDE`` ("1e309", a 200-digit integer) is
@@ -45,11 +52,13 @@ from .errors import AnswerParseError
 from .hedges import MAX_NEGATED, alternative_at, is_negated
 
 __all__ = [
+    "END_OF_TURN_TOKENS",
     "MAX_ANSWER_CHARS",
     "MAX_MAGNITUDE",
     "UNITS",
     "AnswerParseError",
     "NumberAnswer",
+    "answer_body",
     "check_answer_length",
     "checked_number",
     "final_answer_region",
@@ -80,6 +89,28 @@ def check_answer_length(response: str) -> str:
             f"{MAX_ANSWER_CHARS:,} read (it begins {response[:40]!r})"
         )
     return response
+
+
+#: the end-of-turn (and end-of-text) tokens of common chat templates, which a model or its
+#: server may leave in a reply: removed from every answer before the default parsers read it
+END_OF_TURN_TOKENS = (
+    "<|eot|>",
+    "<|eot_id|>",
+    "<|im_end|>",
+    "<|endoftext|>",
+    "<|end_of_text|>",
+    "<|end|>",
+    "<end_of_turn>",
+    "</s>",
+)
+_END_OF_TURN = re.compile("|".join(re.escape(t) for t in END_OF_TURN_TOKENS), re.IGNORECASE)
+
+
+def answer_body(response: str) -> str:
+    """The answer as the default parsers read it: ``response`` with every end-of-turn token
+    (``END_OF_TURN_TOKENS``) removed, wherever it stands; ``AnswerParseError`` when it is
+    longer than ``MAX_ANSWER_CHARS``.  The one place these tokens are removed."""
+    return _END_OF_TURN.sub("", check_answer_length(response))
 
 
 def checked_number(value: float, written: str) -> float:
@@ -193,7 +224,7 @@ _NOT_UNITS = frozenset(
 def final_answer_text(response: str) -> str:
     """The text after the last ``FINAL ANSWER:`` marker (reasoning inside ``<think>...</think>``
     ignored), else the last non-empty line."""
-    response = _THINK.sub("", check_answer_length(response))
+    response = _THINK.sub("", answer_body(response))
     matches = _FINAL.findall(response)
     if matches:
         text = matches[-1]
@@ -209,14 +240,14 @@ def final_answer_region(response: str) -> str:
     """Everything after the last ``FINAL ANSWER:`` marker (reasoning inside
     ``<think>...</think>`` ignored), else the whole response: where a JSON answer that starts
     on the line after the marker is looked for."""
-    response = _THINK.sub("", check_answer_length(response))
+    response = _THINK.sub("", answer_body(response))
     starts = [m.start(1) for m in _FINAL.finditer(response)]
     return response[starts[-1] :] if starts else response
 
 
 def has_final_answer(response: str) -> bool:
     """Whether the response (outside ``<think>`` blocks) has a ``FINAL ANSWER:`` marker."""
-    return _FINAL.search(_THINK.sub("", check_answer_length(response))) is not None
+    return _FINAL.search(_THINK.sub("", answer_body(response))) is not None
 
 
 @dataclass(frozen=True)
@@ -376,7 +407,7 @@ def parse_result_number(response: str) -> NumberAnswer:
     first number.  With no marker: the last number written with a unit on the last line,
     else that line's last number (``R=6371 km gives 7566 km`` -> 7566 km).  Raises
     ``AnswerParseError`` when there is no number."""
-    body = _THINK.sub("", check_answer_length(response))
+    body = _THINK.sub("", answer_body(response))
     text = final_answer_text(body)
     if _FINAL.search(body) is not None:
         head = text[:2000].split("(", 1)[0]

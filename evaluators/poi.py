@@ -6,24 +6,29 @@ rules; the "original" mode (the ``*_original`` functions) reproduces the publish
 scorer's arithmetic (``cartomapqa-release.md``), quirks included.
 
 Parsers (each raises ``AnswerParseError`` when nothing readable is found; a ``FINAL
-ANSWER:`` marker anywhere wins over the lines before it; ``<think>`` blocks are ignored;
+ANSWER:`` marker anywhere wins over the lines before it; ``<think>`` blocks and
+end-of-turn tokens (``evaluators.numeric.END_OF_TURN_TOKENS``) are ignored;
 answers over ``MAX_ANSWER_CHARS`` are unreadable):
 
-- ``parse_presence``: the first line that reads as yes or no ("**Yes**", "Yes.", "- yes",
-  "Answer: No", "No, there is none"), prose lines before it passed over; failing that, a
+- ``parse_presence``: the first line that reads as yes or no ("**Yes**", "*Yes*", "_No_",
+  "Yes.", "- yes", "Answer: No", "No, there is none"; emphasis marks at a word's edges
+  are markdown, removed), prose lines before it passed over; failing that, a
   first line that begins with the bare word ("No hospital is shown").  A line that gives
   both ("Yes or no", "maybe yes, maybe no") is unreadable.
 - ``parse_count``: the first line that begins with a count ("4", "**4**", "1,234",
-  "Three.", "None", "No banks"), or says one ("There are 3 banks", "I count 3", "The
-  total is 3"); failing those, the one number of the first line.  A count that is
-  negative, not an integer or above ``MAX_COUNT`` makes the answer unreadable.  A
-  multiplier word is applied ("2 million": unreadable, above ``MAX_COUNT``); a negated
-  count ("not 2", "2 is wrong") is passed over; two counts given as alternatives ("2 or
-  3", "2-3", "maybe 4, maybe 5") make the answer unreadable.
+  "Three.", "twenty-one", "Twenty one", "None", "No banks"; number words from zero to
+  ninety-nine, a compound joined by a hyphen, a dash or a space), or says one ("There
+  are 3 banks", "I count 3", "The total is 3"); failing those, the one number of the
+  first line.  A count that is negative, not an integer or above ``MAX_COUNT`` makes the
+  answer unreadable.  A multiplier word is applied ("2 million": unreadable, above
+  ``MAX_COUNT``); a negated count ("not 2", "2 is wrong") is passed over; two counts given
+  as alternatives ("2 or 3", "2-3", "maybe 4, maybe 5") make the answer unreadable.
 - ``parse_names``: a JSON list (also in a code fence), or one name a line with bullets,
   markdown and quotes removed; ``""``, ``''`` and "unnamed" are the empty name; a first
-  line "None" / "There are no ..." / "No names" is no name at all; a heading line ending
-  in ":" is dropped.
+  line that states nothing is named, shown or found ("None", "None found", "No names",
+  "There are no ...", "I am unable to identify any names", "I can't see any names":
+  ``evaluators.answers.says_no_names``) is no name at all, while a name that begins so
+  ("None Such Café") stays a name; a heading line ending in ":" is dropped.
 - ``parse_feature_map``: the last JSON object; its keys matched to the type keys of
   ``FEATURE_TYPES`` (and any other key of the sample's truth) with case, spaces,
   underscores, hyphens and a plural "s" aside, a type's label ("ATM or cash point") and
@@ -130,7 +135,7 @@ from cartoqa.records import (
 )
 from cartoqa.records.feature_types import FEATURE_TYPES
 
-from .answers import MAX_LINES, last_json_value, normalise_name
+from .answers import MAX_LINES, last_json_value, normalise_name, says_no_names
 from .hedges import alternative_at, blanked, is_negated, negated_spans, yes_no_hedge
 from .metrics import mean as _mean
 from .numeric import AnswerParseError, check_answer_length, final_answer_region, multiplier_at
@@ -188,7 +193,9 @@ def _parsed_text(value: Any) -> str:
 
 # ------------------------------------------------------------------ reading lines
 
-_MARKDOWN = re.compile(r"\*\*|__|`|^#+\s*")
+# markdown: emphasis marks at a word's edges ("*Yes*", "**No**", "_Yes_", "***3***"), any
+# "**" or "__", backticks and a heading's hashes; a bullet "* " and a name's inner "_" stay
+_MARKDOWN = re.compile(r"(?<!\w)[*_]+(?=\w)|(?<=\w)[*_]+(?!\w)|\*\*|__|`|^#+\s*")
 _BULLET = re.compile(r"^\s*(?:[-*•‣–—]|\d+[.)]|\(\d+\))\s+")
 # a label before the answer: "Answer: No", "Final count: 3", "Number of banks: 4"
 _LABEL = re.compile(r"^[^:\n]{1,40}?[:：]\s*")
@@ -291,10 +298,35 @@ _NUMBER_WORDS = (
     "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
     "fifteen sixteen seventeen eighteen nineteen twenty"
 )
-_WORDS = {w: i for i, w in enumerate(_NUMBER_WORDS.split(" "))}
-_RELEASE_WORDS = dict(_WORDS)  # the original mode's number words: zero to twenty
-_WORDS |= {"none": 0, "a single": 1}
-_WORD = "(?:a\\s+single|none|" + "|".join(sorted(_RELEASE_WORDS, key=len, reverse=True)) + ")"
+_RELEASE_WORDS = {w: i for i, w in enumerate(_NUMBER_WORDS.split(" "))}
+"""The original mode's number words: zero to twenty, as the published converter has them."""
+_TENS = {
+    w: 10 * i
+    for i, w in enumerate(
+        ["twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety"], 2
+    )
+}
+_ONES = {w: i for w, i in _RELEASE_WORDS.items() if 1 <= i <= 9}
+_WORDS = _RELEASE_WORDS | _TENS | {"none": 0, "a single": 1}
+# the default's number words: zero to ninety-nine, a compound written with a hyphen, a dash
+# or a space ("twenty-one", "Twenty one", "twenty–one"), "none" and "a single"
+_JOINER = r"[\s\-\u2010\u2011\u2013]+"
+_WORD = (
+    f"(?:(?:{'|'.join(_TENS)})(?:{_JOINER}(?:{'|'.join(_ONES)})\\b)?|a\\s+single|none|"
+    + "|".join(sorted(_RELEASE_WORDS, key=len, reverse=True))
+    + ")"
+)
+_WHOLE_WORD = re.compile(_WORD, re.IGNORECASE)
+
+
+def _word_value(word: str) -> int:
+    """The count a number word gives ("twenty-one": 21, "none": 0, "a single": 1)."""
+    parts = re.split(_JOINER, word.strip().lower())
+    if len(parts) == 2 and parts[0] in _TENS and parts[1] in _ONES:
+        return _TENS[parts[0]] + _ONES[parts[1]]
+    return _WORDS[" ".join(parts)]
+
+
 # "No banks": none; not "No idea"
 _NO = r"(no)\s+(?!idea\b|clue\b|way\b|answer\b|sure\b|information\b|data\b)\w"
 _DIGITS = r"[+\-\u2212]?(?:\d{1,3}(?:[,\u00a0\u2009\u202f]\d{3})+|\d+)(?:\.\d+)?(?![\d])"
@@ -321,7 +353,7 @@ def _count_value(digits: str | None, word: str | None, no: str | None, text: str
         if no:
             return 0
         assert word is not None
-        return _WORDS[re.sub(r"\s+", " ", word.lower())]
+        return _word_value(word)
     plain = re.sub(r"[,\u00a0\u2009\u202f]", "", digits).replace("\u2212", "-")
     if len(plain) > 12:
         raise AnswerParseError(f"the count {digits[:20]!r}... is too large")
@@ -456,12 +488,6 @@ _FENCE = re.compile(r"```[^\n`]*\n(.*?)```", re.DOTALL)
 _QUOTED = re.compile(r"^([\"'“‘«„])(.*)([\"'”’»“])\s*,?$", re.DOTALL)
 _EMPTY_NAMES = {'""', "''", "“”", "‘’", "unnamed", "(unnamed)", "<unnamed>", "[unnamed]"}
 _EMPTY_NAMES |= {"(no name)", "<no name>", "[no name]", "(empty)", "<empty>"}
-_NO_NAMES = re.compile(
-    r"^(?:none|nothing|n/?a|no names?|\[\]|no\s+(?:\w+\s+){0,4}(?:are|is)\s+(?:shown|visible|"
-    r"named|labell?ed|present|displayed)|there\s+(?:are|is)\s+no\b.*|no\s+(?:named\s+)?"
-    r"\w+(?:\s+\w+)?\s+(?:on|in)\s+(?:the|this)\s+map.*)[.!]?$",
-    re.IGNORECASE,
-)
 
 
 def _name_item(line: str) -> str | None:
@@ -520,10 +546,10 @@ def parse_names(sample: Sample, response: str) -> list[str]:
             value = None
         if isinstance(value, list):
             return [_json_name(v) for v in value]
-    if _NO_NAMES.match(_clean(lines[0])):
+    if says_no_names(_clean(lines[0])):
         return []
     names = [n for n in (_name_item(ln) for ln in lines) if n is not None]
-    if len(names) == 1 and _NO_NAMES.match(names[0]):
+    if len(names) == 1 and says_no_names(names[0]):
         return []
     return names
 
@@ -721,8 +747,8 @@ def _as_count(value: Any, where: str) -> int:
         number = value
     elif isinstance(value, str):
         text = value.strip().lower()
-        if text in _WORDS:
-            return _WORDS[text]
+        if _WHOLE_WORD.fullmatch(text):
+            return _word_value(text)
         try:
             number = float(text.replace(",", ""))
         except ValueError:
@@ -738,7 +764,7 @@ def _as_names(value: Any, where: str) -> list[str]:
     if value is None:
         return []
     if isinstance(value, str):
-        return [] if not value.strip() or _NO_NAMES.match(value.strip()) else [value]
+        return [] if not value.strip() or says_no_names(value) else [value]
     if isinstance(value, list):
         return [_json_name(v) for v in value]
     raise AnswerParseError(f"the names of {where} are not a list")
