@@ -24,6 +24,7 @@ __all__ = [
     "score_run",
     "score_sample",
     "score_samples",
+    "scoring_versions",
     "tables_from_scores",
     "task_versions",
 ]
@@ -59,6 +60,15 @@ def task_versions(tasks: Iterable[str]) -> dict[str, str]:
     return out
 
 
+def scoring_versions(tasks: Iterable[str]) -> dict[str, str]:
+    """What stored scores of these tasks are keyed by: each task's scorer version
+    (``task_versions``) and the shared answer readers' (``evaluators.READERS_VERSION``, under
+    "(answer readers)"): a change there changes many tasks' scores at once."""
+    from evaluators import READERS_VERSION
+
+    return task_versions(tasks) | {"(answer readers)": READERS_VERSION}
+
+
 def score_sample(sample: Sample, response: str | None, *, mode: str = "cartoqa") -> SampleScore:
     """One response scored by its task's scorer (``mode``: "cartoqa" or "original")."""
     return _spec(sample.task).scorer(mode)(sample, response)
@@ -88,18 +98,23 @@ def score_run(
 ) -> dict[str, Table]:
     """Task -> group -> metric -> value, for responses keyed by sample id, and "gps": the
     GPS track scores where the samples hold GPS tasks."""
-    return tables_from_scores(score_samples(samples, responses, mode=mode), samples, responses)
+    return tables_from_scores(
+        score_samples(samples, responses, mode=mode), samples, responses, mode=mode
+    )
 
 
 def tables_from_scores(
     scored: Mapping[str, Sequence[tuple[Sample, SampleScore]]],
     samples: Sequence[Sample],
     responses: Mapping[str, str | None],
+    *,
+    mode: str = "cartoqa",
 ) -> dict[str, Table]:
     """``score_run``'s tables from scores already made (``score_samples``' output, or the
-    scores stored beside a run store): task -> group -> metric -> value, and "gps"."""
+    scores stored beside a run store): task -> group -> metric -> value, and "gps".
+    ``mode``: the mode the scores were made in (a task may reduce it its own way)."""
     out: dict[str, Table] = {
-        task: _spec(task).scores_table(rows) for task, rows in sorted(scored.items())
+        task: _spec(task).scores_table(rows, mode) for task, rows in sorted(scored.items())
     }
     summary = gps_summary(out, samples, responses)
     if summary:

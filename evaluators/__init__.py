@@ -8,6 +8,12 @@ hedge it ("A or B", "2 or 3"), which every parser reads.
 1 - MAPE, r^2, precision/recall/F1, ``grouped``).
 Every parser is bounded and linear in the answer's length (limits in
 ``evaluators.answers``): a hostile answer is unreadable, never a crash.
+``evaluators.published``: the published CartoMapQA scorer's arithmetic, on its release's
+records.
+
+``READERS_VERSION`` is bumped whenever a reader many tasks share, or the published
+arithmetic, changes what a score is: scores stored beside a run store under another are
+computed afresh (``cartoqa score``).
 """
 
 from .metrics import (
@@ -33,9 +39,15 @@ from .numeric import (
     within_tolerance,
 )
 
+#: the version of the shared answer readers and the published arithmetic (2: issue 30's
+#: end-of-turn tokens, hyphenated number words, emphasis, "no names" statements, colour
+#: steps; the published arithmetic read from the published code)
+READERS_VERSION = "2"
+
 __all__ = [
     "MAX_ANSWER_CHARS",
     "MAX_MAGNITUDE",
+    "READERS_VERSION",
     "AnswerParseError",
     "NumberAnswer",
     "accuracy",

@@ -14,10 +14,11 @@ from .export import export
 from .geo import app as geo_app
 from .gps import app as gps_app
 from .maps import app as maps_app
+from .release import import_release, score_release
 from .report import report
 from .review import app as review_app
 from .run import run
-from .score import score, score_release
+from .score import score
 from .tasks import tasks
 
 app = typer.Typer(
@@ -37,6 +38,7 @@ app.command()(run)
 app.command()(build)
 app.command()(score)
 app.command(name="score-release")(score_release)
+app.command(name="import-release")(import_release)
 app.command()(audit)
 app.command()(report)
 app.command()(tasks)

@@ -1,5 +1,5 @@
 """``cartoqa export``: a dataset in an evaluation harness's format (``--to``: hf, inspect,
-vlmevalkit, lmms-eval)."""
+vlmevalkit, lmms-eval, cartomapqa)."""
 
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ FORMATS = {
     "inspect": "an inspect_ai task folder: one @task per cartoqa task, scored by cartoqa",
     "vlmevalkit": "VLMEvalKit TSVs, one per task, and a dataset class scored by cartoqa",
     "lmms-eval": "an lmms-eval task folder (--include_path): one task per cartoqa task",
+    "cartomapqa": "the published CartoMapQA release's layout, questions and the runs' responses",
 }
 
 
@@ -41,6 +42,9 @@ def export(
             "complete). Other folders are never replaced.",
         ),
     ] = False,
+    runs_dir: Annotated[
+        Path, typer.Option(help="--to cartomapqa: where the runs whose responses go along are.")
+    ] = Path("runs"),
 ) -> None:
     """Write DATASET to OUT in another tool's format.
 
@@ -69,6 +73,12 @@ def export(
     cartoqa task, scored by cartoqa's scorer), samples.jsonl, images/ and a
     README; run it from OUT with inspect eval cartoqa_tasks.py@srn --model ...
 
+    --to cartomapqa: the published CartoMapQA release's layout, OUT/Dataset/
+    CartoMapQA/ (questions, truths, images) and OUT/Responses/<TASK>/<model>/ for
+    every run of DATASET under --runs-dir, as the published scripts save them, so
+    its eval.py scores them; cartoqa import-release OUT/Dataset/CartoMapQA gives
+    back the same samples.
+
     Every export is written beside OUT and renamed into place at the end: a
     failure leaves nothing.  Exit
     status 0 when written, 2 for an unknown format, a dataset that cannot be
@@ -81,6 +91,18 @@ def export(
         )
     from cartoqa.stores import load_dataset
 
+    if to == "cartomapqa":
+        from cartoqa.exports.cartomapqa import export_cartomapqa
+
+        try:
+            _, lines = export_cartomapqa(
+                load_dataset(dataset), out, runs_dir=runs_dir, overwrite=overwrite
+            )
+        except CartoqaError as exc:
+            raise _fail(str(exc)) from None
+        for line in [*lines, "Map data © OpenStreetMap contributors (ODbL)."]:
+            typer.echo(line)
+        return
     if to != "hf":
         try:
             lines = _OTHERS[to](load_dataset(dataset), out, overwrite)

@@ -13,7 +13,7 @@ from rich.table import Table
 from cartoqa.errors import CartoqaError
 from cartoqa.stores._files import json_text
 
-__all__ = ["score", "score_release"]
+__all__ = ["rich_table", "score"]
 
 
 def score(
@@ -96,7 +96,7 @@ def score(
             label = f"{r['model']} [{_settings_text(r['settings'])}] run {r['run_id']}"
             for task, table in r["scores"].items():
                 suffix = f" · mode {mode}" if mode != "cartoqa" else ""
-                console.print(_rich_table(f"{label} · {task}{suffix}", table))
+                console.print(rich_table(f"{label} · {task}{suffix}", table))
             # answers the published scorers raise on ("original" mode), in any task
             crashed = sum(t.get("all", {}).get("crashed", 0) for t in r["scores"].values())
             if crashed:
@@ -108,8 +108,8 @@ def score(
 
 
 _CRASH_NOTE = (
-    "{n} answer(s) would crash the published scorer (SRN: evaluate_srn.py); scored here as "
-    "not connected (counted in 'crashed')"
+    "{n} answer(s) would crash the published scorer (its evaluate_*.py); scored here as the "
+    "task's 'original' scorer says (counted in 'crashed')"
 )
 
 
@@ -154,7 +154,7 @@ def _write(folder: Path, runs: list[dict]) -> None:
     )
 
 
-def _rich_table(title: str, table: dict) -> Table:
+def rich_table(title: str, table: dict) -> Table:
     """Group -> metric -> value as a table, its columns from the first group's metrics."""
     metrics = list(next(iter(table.values())).keys())
     t = Table(title=title)
@@ -170,28 +170,3 @@ def _fmt(v: object) -> str:
     if isinstance(v, float):
         return "-" if math.isnan(v) else f"{v:.3f}"
     return str(v)
-
-
-def score_release(
-    responses: Annotated[Path, typer.Argument(help="Folder of SRN response JSON files.")],
-    road_dict: Annotated[Path, typer.Option(help="The release's road_dict folder.")],
-    road_conjunction: Annotated[Path, typer.Option(help="The release's road_conjunction folder.")],
-    as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
-) -> None:
-    """Score SRN responses kept in the original CartoMapQA release layout, both ways."""
-    from evaluators.cartomapqa_release import score_release as score
-
-    try:
-        table = score(responses, road_dict, road_conjunction)
-    except CartoqaError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2) from None
-    if as_json:
-        typer.echo(json_text(table, indent=1))
-        return
-    Console().print(_rich_table(f"SRN, {responses} (original CartoMapQA layout)", table))
-    crashed = table.get("all", {}).get("crashed (original)")
-    if crashed:
-        Console().print(
-            _CRASH_NOTE.format(n=int(crashed)).replace("'crashed'", "'crashed (original)'")
-        )

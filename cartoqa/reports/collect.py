@@ -73,13 +73,13 @@ def score_runs(
 ) -> ScoredRuns:
     """Every run of ``dataset`` under ``runs_dir`` (of ``models`` only, when given),
     scored in ``mode``; ``on_run(model)`` after each (for progress)."""
-    from cartoqa.scoring import tables_from_scores, task_versions
+    from cartoqa.scoring import scoring_versions, tables_from_scores
     from cartoqa.stores import find_runs
     from cartoqa.stores.scores import fingerprint, scoring_key, store_state
 
     infos, problems = find_runs(runs_dir, dataset_sha256=dataset.manifest.samples_sha256)
     out = ScoredRuns(problems=list(problems))
-    key = scoring_key(task_versions(s.task for s in dataset.samples), mode)
+    key = scoring_key(scoring_versions(s.task for s in dataset.samples), mode)
     for info in infos:
         if models and info.model not in models:
             continue
@@ -124,7 +124,7 @@ def score_runs(
                 path=info.path,
                 records=records,
                 scored=scored,
-                scores=tables_from_scores(scored, dataset.samples, latest),
+                scores=tables_from_scores(scored, dataset.samples, latest, mode=mode),
             )
         )
         if on_run:
@@ -145,7 +145,7 @@ def _run_scores(
     """One run's per-sample scores: the stored ones where fresh, else scored now and stored
     (not where the store changed while it was read); and a note when they cannot be
     stored."""
-    from cartoqa.scoring import score_samples, task_versions
+    from cartoqa.scoring import score_samples, scoring_versions
     from cartoqa.stores.scores import read_scores, write_scores
 
     sha = ds.manifest.samples_sha256
@@ -162,7 +162,7 @@ def _run_scores(
             key,
             scored,
             mode=mode,
-            versions=task_versions(scored),
+            versions=scoring_versions(scored),
             store=made_from,
             dataset_sha256=sha,
         )

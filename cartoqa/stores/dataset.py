@@ -21,7 +21,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from importlib.metadata import PackageNotFoundError, version
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from types import TracebackType
 from typing import IO, Any
 
@@ -218,6 +218,36 @@ class DatasetWriter:
         check_image(filename, data)
         write_atomic(path, data)
         rel = f"{IMAGES_DIR}/{filename}"
+        self._image_hashes[rel] = hashlib.sha256(data).hexdigest()
+        return rel
+
+    def add_image_file(self, rel: str, source: Path, *, copy: bool) -> str:
+        """Name an image kept outside ``images/`` at ``rel`` (a relative path whose first
+        part is a folder of this dataset, "release/..."): copied there (``copy``), or reached
+        through a link named by that first part to the folder ``source`` lies in at the same
+        depth (made once; the images then stay where they are).  Decoded first, like
+        ``add_image``; its hash goes into the manifest."""
+        parts = PurePosixPath(rel).parts
+        if len(parts) < 2 or parts[0] in (IMAGES_DIR, "..") or PurePosixPath(rel).is_absolute():
+            raise DatasetError(f"image path {rel!r} must be '<folder>/<path>', not under images/")
+        data = Path(source).read_bytes()
+        check_image(rel, data)
+        target = self._stage / rel
+        if copy:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            write_atomic(target, data)
+        else:
+            link = self._stage / parts[0]
+            root = Path(source).absolute()
+            for _ in parts[1:]:
+                root = root.parent
+            if not link.is_symlink():
+                link.symlink_to(root, target_is_directory=True)
+            elif Path(os.readlink(link)) != root:
+                raise DatasetError(
+                    f"image {rel!r} lies under {root}, but {parts[0]}/ links to "
+                    f"{os.readlink(link)} already"
+                )
         self._image_hashes[rel] = hashlib.sha256(data).hexdigest()
         return rel
 

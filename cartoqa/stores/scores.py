@@ -59,7 +59,7 @@ Scored = dict[str, list[tuple[Sample, SampleScore]]]
 def scoring_key(versions: Mapping[str, str], mode: str) -> str:
     """A short hash of what a scoring depends on besides the responses and samples:
     cartoqa's version, the mode ("cartoqa" or "original") and each task's (name, scorer
-    version) in ``versions`` (``cartoqa.scoring.task_versions``), with the layout of a
+    version) in ``versions`` (``cartoqa.scoring.scoring_versions``), with the layout of a
     ``SampleScore``."""
     blob = json.dumps(
         {

@@ -170,6 +170,7 @@ def build_mfs(writer: DatasetWriter, report: BuildReport, job: OwnBuild) -> dict
 def _register() -> None:
     from evaluators import mfs
 
+    from .release import features as release
     from .spec import TaskSpec, register_task
 
     register_task(
@@ -180,7 +181,9 @@ def _register() -> None:
             description="map-feature semantics: which feature is this legend image (A-E)",
             truth_kinds=frozenset({"choice"}),
             score=mfs.mfs_score,
-            modes={"original": mfs.mfs_score_original},
+            modes={"original": release.mfs_original},
+            mode_tables={"original": release.mfs_original_table},
+            release=release.MFS,
             answer_format=mfs.format_mfs,
             reduce=mfs.mfs_metrics,
             metrics=("accuracy", "unanswered"),

@@ -528,6 +528,17 @@ def _register() -> None:
         route_score,
     )
 
+    from .release.routes import (
+        MML_FORM,
+        RLE_FORM,
+        SRN_FORM,
+        mml_original,
+        mml_original_table,
+        rle_original,
+        rle_original_table,
+        srn_original,
+        srn_original_table,
+    )
     from .spec import TaskSpec, register_task
 
     register_task(
@@ -540,7 +551,9 @@ def _register() -> None:
             truth_kinds=frozenset({"route"}),
             score=route_score,
             generator=lambda sampler, i: attempt_srn(sampler),
-            modes={"original": lambda s, r: route_score(s, r, mode="original")},
+            modes={"original": srn_original},
+            mode_tables={"original": srn_original_table},
+            release=SRN_FORM,
             reduce=route_metrics,
             metrics=("SR2", "aSA", "connectivity"),
             group_by=("zoom", "steps"),
@@ -566,6 +579,9 @@ def _register() -> None:
             headline="mape",
             group_by=("difficulty", "unit"),
             answer_space={"low": 0, "high": 2000},
+            modes={"original": rle_original},
+            mode_tables={"original": rle_original_table},
+            release=RLE_FORM,
         )
     )
     register_task(
@@ -580,6 +596,9 @@ def _register() -> None:
             reduce=accuracy_metrics,
             metrics=("accuracy",),
             group_by=("colour", "zoom"),
+            modes={"original": mml_original},
+            mode_tables={"original": mml_original_table},
+            release=MML_FORM,
         )
     )
 

@@ -664,6 +664,7 @@ def format_names(sample: Sample) -> str:
 def _register() -> None:
     from evaluators import poi as scorers
 
+    from .release import features as release
     from .spec import TaskSpec, register_task
 
     common: dict[str, Any] = {
@@ -678,7 +679,9 @@ def _register() -> None:
             description="map features: is a type of place shown (yes/no, balanced)",
             truth_kinds=frozenset({"boolean"}),
             score=scorers.presence_score,
-            modes={"original": scorers.presence_score_original},
+            modes={"original": release.stmf_presence_original},
+            mode_tables={"original": release.stmf_presence_table},
+            release=release.STMF,
             answer_format=format_presence,
             reduce=scorers.presence_metrics,
             metrics=("accuracy", "precision", "recall", "f1", "unanswered"),
@@ -693,7 +696,9 @@ def _register() -> None:
             description="map features: how many of a type of place the map shows",
             truth_kinds=frozenset({"count"}),
             score=scorers.count_score,
-            modes={"original": scorers.count_score_original},
+            modes={"original": release.stmf_count_original},
+            mode_tables={"original": release.stmf_count_table},
+            release=release.STMF,
             reduce=scorers.count_metrics,
             metrics=("rmse", "mae", "r2", "unanswered"),
             group_by=("feature_type", "zoom"),
@@ -707,7 +712,9 @@ def _register() -> None:
             description="map features: the names the map writes for a type of place",
             truth_kinds=frozenset({"names"}),
             score=scorers.names_score,
-            modes={"original": scorers.names_score_original},
+            modes={"original": release.stmf_names_original},
+            mode_tables={"original": release.stmf_names_table},
+            release=release.STMF,
             answer_format=format_names,
             reduce=scorers.names_metrics,
             metrics=("precision", "recall", "f1", "fuzzy_f1", "unanswered"),
@@ -722,7 +729,10 @@ def _register() -> None:
             description="map features: counts and names of all 22 types at once, as JSON",
             truth_kinds=frozenset({"feature_table"}),
             score=scorers.mtmf_score,
-            modes={"original": scorers.mtmf_score_original},
+            modes={"original": release.mtmf_original},
+            mode_tables={"original": release.mtmf_original_table},
+            release=release.MTMF,
+            answer_format=release.mtmf_answer,
             reduce=scorers.mtmf_metrics,
             metrics=("rmse", "r2", "precision", "recall", "f1", "unanswered"),
             group_by=("zoom",),

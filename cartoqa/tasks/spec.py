@@ -133,8 +133,19 @@ class TaskSpec:
     legend images): ``(writer, report, OwnBuild) -> dict`` of what the manifest records of
     them (``cartoqa.tasks.build.OwnBuild``).  It needs no extract, and has no generator."""
     modes: Mapping[str, Scorer] = field(default_factory=dict)
-    """Other scorers by mode name, where a task can also be scored another way (SRN's
-    "original": the published arithmetic); the default mode is "cartoqa"."""
+    """Other scorers by mode name, where a task can also be scored another way ("original":
+    the published CartoMapQA arithmetic); the default mode is "cartoqa"."""
+    mode_tables: Mapping[str, Callable[[Sequence[tuple[Sample, SampleScore]]], Table]] = field(
+        default_factory=dict
+    )
+    """The table of a mode whose metrics are reduced another way (the published CartoMapQA
+    arithmetic's averages, denominators and rounding); a mode without one uses ``table`` or
+    ``reduce``."""
+    release: Any = None
+    """Where the published CartoMapQA release holds this task: a
+    ``cartoqa.tasks.release.form.ReleaseForm`` (read by ``cartoqa import-release`` and
+    ``score-release``, written by ``cartoqa export --to cartomapqa``); None for a task the
+    release does not have."""
     templates: Mapping[str, str] = field(default_factory=dict)
     """Prompt templates the task brings with it, by dotted key ("map.toy_count": "How many
     ..."), for a task defined outside the package; the built-in tasks' wording is in
@@ -156,8 +167,13 @@ class TaskSpec:
         "cartoqa")."""
         return self.modes.get(mode, self.score)
 
-    def scores_table(self, rows: Sequence[tuple[Sample, SampleScore]]) -> Table:
-        """The task's table of metrics, overall and broken down."""
+    def scores_table(
+        self, rows: Sequence[tuple[Sample, SampleScore]], mode: str = "cartoqa"
+    ) -> Table:
+        """The task's table of metrics, overall and broken down (``mode``'s own table where
+        it has one: ``mode_tables``)."""
+        if mode in self.mode_tables:
+            return self.mode_tables[mode](rows)
         if self.table is not None:
             return self.table(rows)
         return grouped_table(rows, self.reduce, self.group_by)

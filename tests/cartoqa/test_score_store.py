@@ -30,6 +30,7 @@ from cartoqa.scoring import (
     score_run,
     score_sample,
     score_samples,
+    scoring_versions,
     tables_from_scores,
     task_versions,
 )
@@ -66,7 +67,7 @@ def latest(path):
 
 
 def key_of(ds, mode="cartoqa"):
-    return scoring_key(task_versions({s.task for s in ds.samples}), mode)
+    return scoring_key(scoring_versions({s.task for s in ds.samples}), mode)
 
 
 def as_json(obj):

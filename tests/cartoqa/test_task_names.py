@@ -1,7 +1,8 @@
 """No production module names a task but that task's own modules (issues 14 and 29).
 
 A task's own modules are read off its registered spec: the modules its generator (or
-builder), scorer, scoring modes, metrics, table, answer format and parser are defined in.
+builder), scorer, scoring modes and their tables, metrics, table, answer format, parser and
+release form (``TaskSpec.release``) are defined in.
 Any other module of the five packages that writes a task's name as a string (outside
 docstrings and ``__all__``) fails the test: the spec is the only place a task is defined.
 """
@@ -9,6 +10,7 @@ docstrings and ``__all__``) fails the test: the spec is the only place a task is
 from __future__ import annotations
 
 import ast
+import dataclasses
 import functools
 import inspect
 import itertools
@@ -38,7 +40,9 @@ def _file_of(fn: object) -> str | None:
 def own_files(spec: TaskSpec) -> set[str]:
     """The files that define ``spec``'s parts."""
     parts = [spec.generator, spec.builder, spec.score, spec.reduce, spec.table,
-             spec.answer_format, *spec.modes.values()]  # fmt: skip
+             spec.answer_format, *spec.modes.values(), *spec.mode_tables.values()]  # fmt: skip
+    if spec.release is not None:  # the release form's readers and writers
+        parts += [getattr(spec.release, f.name) for f in dataclasses.fields(spec.release)]
     return {f for p in parts if p is not None and (f := _file_of(p))}
 
 

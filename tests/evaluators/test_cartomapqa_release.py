@@ -1,21 +1,28 @@
-"""SRN scoring of responses in the original CartoMapQA release layout, both modes."""
+"""SRN responses in the published CartoMapQA release layout, scored both ways (``cartoqa
+score-release``; the SRN form, ``cartoqa.tasks.release.routes``): the cases of the SRN-only
+``evaluators.cartomapqa_release`` it replaces, where they still apply."""
 
 import json
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
 from cartoqa.cli import app
 from cartoqa.errors import DatasetError
-from evaluators.cartomapqa_release import score_release
+from cartoqa.records import RouteTruth, Sample
+from cartoqa.tasks.release import score_release
+from cartoqa.tasks.release.routes import SRN_FORM
 from maps.routes import road_network, shortest_route
 from tests.maps.road_fixtures import graph, road
 
 S, L, R = "continue straight", "turn left", "turn right"
 
 
-def release(tmp_path, answers):
-    """The cross-roads graph of the route tests, written as a release: one file per answer."""
+def release(tmp_path: Path, answers: list) -> tuple[Path, Path]:
+    """The cross-roads graph of the route tests as a release of one route, answered once per
+    item of ``answers`` (stored as the record's "Answer", the reply as its "Response"):
+    (the release root, the model's response folder)."""
     g = graph({1: (0, 0), 2: (0, 1), 3: (0, 2), 4: (1, 1), 5: (-1, 1), 6: (1, 0)})
     road(g, "North Street", [1, 2, 3])
     road(g, "East Road", [2, 4])
@@ -24,36 +31,34 @@ def release(tmp_path, answers):
     road(g, "Side Street", [6, 4])
     route = shortest_route(g, 1, 4)
     net = road_network(g, 1, 4, (40.0, 0.0, 50.0, 10.0))
-    node = lambda n: [n, *net.nodes[str(n)]]  # noqa: E731
-    road_dict = {
-        name: {str(i): [node(e.u), node(e.v)] for i, e in enumerate(edges)}
-        for name, edges in net.roads.items()
-    }
-    conj: dict = {}
-    for pair, nodes in net.junctions.items():
-        a, b = pair.split("|")
-        conj.setdefault(a, {})[b] = [node(n) for n in nodes]
-        conj.setdefault(b, {})[a] = [node(n) for n in nodes]
-    folders = {k: tmp_path / k for k in ("responses", "road_dict", "road_conjunction")}
-    for f in folders.values():
-        f.mkdir()
-    truth = "[" + ", ".join(route.steps) + "]"
-    for i, answer in enumerate(answers):
-        name = f"{i:03d}.json"
-        (folders["responses"] / name).write_text(
-            json.dumps(
-                {
-                    "Answer": answer,
-                    "route_directions": truth,
-                    "origin": node(1),
-                    "destination": node(4),
-                    "zoom_level": 17 + i % 3,
-                }
+    ds = tmp_path / "ds"
+    (ds / "images").mkdir(parents=True)
+    samples = []
+    for i in range(len(answers)):
+        (ds / "images" / f"srn-{i:03d}.png").write_bytes(b"png")
+        samples.append(
+            Sample(
+                id=f"srn-{i:03d}",
+                task="srn",
+                prompt={"text": "Which route?", "images": [f"images/srn-{i:03d}.png"]},
+                ground_truth=RouteTruth(steps=list(route.steps), network=net),
+                metadata={"zoom": 17 + i % 3},
+                provenance={"generator": "test"},
             )
         )
-        (folders["road_dict"] / name).write_text(json.dumps(road_dict))
-        (folders["road_conjunction"] / name).write_text(json.dumps(conj))
-    return folders
+    root = tmp_path / "Dataset" / "CartoMapQA"
+    SRN_FORM.write_questions(samples, ds, root)
+    folder = tmp_path / "Responses" / "SRN" / "model"
+    SRN_FORM.write_replies(samples, {s.id: "" for s in samples}, folder)
+    for s, answer in zip(samples, answers, strict=True):
+        f = folder / f"{s.id.removeprefix('srn-')}.json"
+        record = json.loads(f.read_text())
+        record["Answer"] = answer
+        record["Response"] = (
+            answer if isinstance(answer, str) else "[" + ", ".join(map(str, answer)) + "]"
+        )
+        f.write_text(json.dumps(record))
+    return root, folder
 
 
 def test_both_modes_on_the_same_answers(tmp_path):
@@ -61,80 +66,67 @@ def test_both_modes_on_the_same_answers(tmp_path):
     prefix = ["blue", S, "North Street"]
     detour = ["blue", R, "South Lane", L, "Side Street", "red"]
     nonsense = ["I cannot read this map."]
-    f = release(tmp_path, [exact, prefix, detour, nonsense])
-    table = score_release(f["responses"], f["road_dict"], f["road_conjunction"])
-    all_ = table["all"]
-    assert all_["n"] == 4
-    assert all_["SR2"] == pytest.approx(1 / 4)  # only the exact answer
-    assert all_["SR2 (original)"] == pytest.approx(2 / 4)  # the strict prefix passes the zip
+    root, folder = release(tmp_path, [exact, prefix, detour, nonsense])
+    got = score_release(folder, release=root)["SRN"]
+    original, cartoqa = got.original["all"], got.cartoqa["all"]
+    assert original["n"] == 4
+    assert cartoqa["SR2"] == pytest.approx(1 / 4)  # only the exact answer
+    assert original["SR2"] == pytest.approx(2 / 4)  # the strict prefix passes the zip
     # aSA, n = 6: the correct one 5/5, 2/5, 0, 0; the published (k - 1) / 5: 5/5, 2/5, 0, -1/5
-    assert all_["aSA"] == pytest.approx((1 + 2 / 5) / 4)
-    assert all_["aSA (original)"] == pytest.approx((1 + 2 / 5 + 0 - 1 / 5) / 4)
+    assert cartoqa["aSA"] == pytest.approx((1 + 2 / 5) / 4)
+    assert original["aSA"] == pytest.approx((1 + 2 / 5 + 0 - 1 / 5) / 4)
     # connectivity: exact (by success), prefix (by success, the zip), detour (a real path)
-    assert all_["connectivity (original)"] == pytest.approx(3 / 4)
-    assert all_["crashed (original)"] == 0
-    assert table["zoom=17"]["n"] == 2
+    assert original["connectivity"] == pytest.approx(3 / 4)
+    assert original["crashed"] == 0
+    assert got.original["zoom=17"]["n"] == 2
 
 
 def test_the_stored_answer_is_read_as_the_list_it_is(tmp_path):
-    """Items with quotes, an apostrophe, and a road name the published parser split at its
-    comma: the correct scores clean each item and split the truth at the same commas."""
-    truth = "[blue, turn left, Rue d'Alger, turn right, Boulevard Albert 1er, Monaco, red]"
-    stored = ["blue", "turn left", "Rue d'Alger", "turn right", "Boulevard Albert 1er", "Monaco"]
-    quoted = [f'"{t}"' for t in [*stored, "red"]]  # what the parser keeps of a JSON reply
-    folders = {k: tmp_path / k for k in ("responses", "road_dict", "road_conjunction")}
-    for name, answer in (("a.json", [*stored, "red"]), ("b.json", quoted)):
-        for k, v in folders.items():
-            v.mkdir(exist_ok=True)
-            if k != "responses":
-                (v / name).write_text("{}")
-        record = {
-            "Answer": answer,
-            "route_directions": truth,
-            "origin": [1, 0.0, 0.0],
-            "destination": [2, 0.0, 0.001],
-            "zoom_level": 18,
-        }
-        (folders["responses"] / name).write_text(json.dumps(record))
-    got = score_release(*folders.values())["all"]
-    assert (got["SR2"], got["aSA"]) == (1.0, 1.0)  # both right
-    # published: the first exact (so connected), the second led by '"blue"': SR^2 0, aSA -1/6,
-    # not connected (n = 7)
-    assert got["SR2 (original)"] == pytest.approx(1 / 2)
-    assert got["aSA (original)"] == pytest.approx((1 - 1 / 6) / 2)
-    assert got["connectivity (original)"] == pytest.approx(1 / 2)
+    """Items with quotes (what the published parser keeps of a JSON reply): the published
+    arithmetic compares them as stored; cartoqa reads the reply itself."""
+    steps = ["blue", S, "North Street", R, "East Road", "red"]
+    quoted = [f'"{t}"' for t in steps]
+    root, folder = release(tmp_path, [steps, quoted])
+    record = json.loads((folder / "001.json").read_text())
+    record["Response"] = json.dumps(steps)
+    (folder / "001.json").write_text(json.dumps(record))
+    got = score_release(folder, release=root)["SRN"]
+    assert (got.cartoqa["all"]["SR2"], got.cartoqa["all"]["aSA"]) == (1.0, 1.0)  # both right
+    # published: the first exact (so connected); the second led by '"blue"': SR^2 0, aSA -1/5,
+    # not connected (n = 6)
+    assert got.original["all"]["SR2"] == pytest.approx(1 / 2)
+    assert got.original["all"]["aSA"] == pytest.approx((1 - 1 / 5) / 2)
+    assert got.original["all"]["connectivity"] == pytest.approx(1 / 2)
 
 
-def test_an_answer_written_as_text_is_parsed_first(tmp_path):
-    """Not the release's layout, but read: the published parser ("original"), parse_route
-    (the correct scores)."""
-    f = release(tmp_path, [f'["blue", "{S}", "North Street", "{R}", "East Road", "red"]'])
-    got = score_release(f["responses"], f["road_dict"], f["road_conjunction"])["all"]
-    assert (got["SR2"], got["aSA"]) == (1.0, 1.0)
-    assert (got["SR2 (original)"], got["connectivity (original)"]) == (0.0, 0.0)
-    assert got["aSA (original)"] == pytest.approx(-1 / 5)
+def test_an_answer_stored_as_text_is_compared_character_by_character(tmp_path):
+    """Not the release's layout: the published evaluator zips the truth with the text's
+    characters ("[" is not "blue"); cartoqa reads the reply."""
+    root, folder = release(
+        tmp_path, [f'["blue", "{S}", "North Street", "{R}", "East Road", "red"]']
+    )
+    got = score_release(folder, release=root)["SRN"]
+    assert (got.cartoqa["all"]["SR2"], got.cartoqa["all"]["aSA"]) == (1.0, 1.0)
+    assert (got.original["all"]["SR2"], got.original["all"]["connectivity"]) == (0.0, 0.0)
+    assert got.original["all"]["aSA"] == pytest.approx(-1 / 5)
 
 
-def test_an_answer_that_is_no_list_of_text_is_a_dataset_error(tmp_path):
-    f = release(tmp_path, [["blue", 3, "red"]])
-    with pytest.raises(DatasetError, match=r"000.json: 'Answer' holds 3, not text"):
-        score_release(f["responses"], f["road_dict"], f["road_conjunction"])
+def test_an_answer_holding_no_text_is_scored_and_counted_crashed(tmp_path):
+    """A 3 among the steps: the published connectivity check raises on it (TypeError: "in"
+    an int); the item is still scored, not connected."""
+    root, folder = release(tmp_path, [["blue", S, "North Street", 3, "East Road", "red"]])
+    got = score_release(folder, release=root)["SRN"]
+    assert got.original["all"]["crashed"] == 1
+    assert got.original["all"]["connectivity"] == 0.0
+    assert "TypeError" in got.items[0]["crashed"]
 
 
 def test_the_command_and_a_missing_file(tmp_path):
-    f = release(tmp_path, [["blue", S, "North Street", R, "East Road", "red"]])
-    args = [
-        "score-release",
-        str(f["responses"]),
-        "--road-dict",
-        str(f["road_dict"]),
-        "--road-conjunction",
-        str(f["road_conjunction"]),
-        "--json",
-    ]
+    root, folder = release(tmp_path, [["blue", S, "North Street", R, "East Road", "red"]])
+    args = ["score-release", str(folder), "--release", str(root), "--json"]
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 0, result.output
-    assert json.loads(result.output)["all"]["SR2"] == 1
-    (f["road_dict"] / "000.json").unlink()
-    with pytest.raises(DatasetError, match="000.json is missing"):
-        score_release(f["responses"], f["road_dict"], f["road_conjunction"])
+    assert json.loads(result.stdout)["SRN"]["original"]["all"]["SR2"] == 1
+    (root / "MapNavigation" / "road_dict" / "000.json").unlink()
+    with pytest.raises(DatasetError, match=r"road_dict/000.json is missing"):
+        score_release(folder, release=root)

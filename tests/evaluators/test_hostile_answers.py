@@ -48,7 +48,6 @@ from evaluators.answers import (
     parse_answer,
     parse_sample_answer,
 )
-from evaluators.cartomapqa_release import score_release
 from evaluators.navigation import (
     parse_road_pair,
     parse_route,
@@ -203,23 +202,32 @@ _RATES = {
     "fuzzy_f1",
 }
 _ERRORS = {"rmse", "mae", "mape", "r2"}
-_COUNTS = {"n", "unanswered", "tasks", "crashed", "missing", "tracks", "drawn_at_random"}
+_COUNTS = {"n", "unanswered", "tasks", "crashed", "missing", "tracks", "drawn_at_random",
+           "drawn at random"}  # fmt: skip
+#: tallies of the published MML and RLE tables (mode original): whole numbers, kept as floats
+_TALLIES = {"correct", "answered", "dropped"}
 
 
-def _assert_in_range(scores: dict) -> None:
+def _assert_in_range(scores: dict, mode: str = "cartoqa") -> None:
     for task, table in scores.items():
         for group, metrics in table.items():
             for name, value in metrics.items():
                 where = f"{task} {group} {name} = {value!r}"
                 if name in _COUNTS:
                     assert isinstance(value, int) and value >= 0, where
-                elif name == "aSA" and task == "srn" and "crashed" in metrics:
+                elif name in _TALLIES:
+                    assert value >= 0 and float(value).is_integer(), where
+                elif name == "aSA" and task == "srn" and "crashed" in table["all"]:
                     # mode original: the published aSA, -1 / (n - 1) for a reply not led by blue
                     assert math.isnan(value) or -1.0 <= value <= 1.0, where
+                elif mode == "original" and group.startswith("colour=") and name == "accuracy":
+                    # the published MML colour accuracies divide by half the number of files
+                    assert math.isnan(value) or 0.0 <= value <= 2.0, where
                 elif name in _RATES:
                     assert math.isnan(value) or 0.0 <= value <= 1.0, where
                 elif name in _ERRORS:
-                    assert math.isnan(value) or math.isfinite(value), where
+                    # mode original: the published arithmetic's squares may overflow to inf
+                    assert math.isnan(value) or math.isfinite(value) or mode == "original", where
                 else:
                     raise AssertionError(f"a metric this test does not know: {where}")
 
@@ -229,7 +237,7 @@ def _score_everything(samples: list[Sample], answer: str) -> None:
     every score is of its type and in its range."""
     responses = {s.id: answer for s in samples}
     for mode in ("cartoqa", "original"):
-        _assert_in_range(score_run(samples, responses, mode=mode))
+        _assert_in_range(score_run(samples, responses, mode=mode), mode)
     for s in samples:
         assert isinstance(is_correct(s, answer), bool), s.id
         with contextlib.suppress(AnswerParseError):
@@ -540,14 +548,17 @@ def test_item11_a_route_of_1500_legs_is_checked_without_recursion():
 
 def test_item11_deep_release_files_are_a_dataset_error(tmp_path):
     from cartoqa.errors import DatasetError
+    from cartoqa.tasks.release import score_release
 
-    for name in ("responses", "road_dict", "road_conjunction"):
-        (tmp_path / name).mkdir()
-    (tmp_path / "responses" / "a.json").write_text("[" * 100_000 + "]" * 100_000)
-    (tmp_path / "road_dict" / "a.json").write_text("{}")
-    (tmp_path / "road_conjunction" / "a.json").write_text("{}")
+    nav = tmp_path / "Dataset" / "CartoMapQA" / "MapNavigation"
+    for name in ("road_dict", "road_conjunction"):
+        (nav / name).mkdir(parents=True)
+        (nav / name / "a.json").write_text("{}")
+    responses = tmp_path / "Responses" / "SRN" / "m"
+    responses.mkdir(parents=True)
+    (responses / "a.json").write_text("[" * 100_000 + "]" * 100_000)
     with pytest.raises(DatasetError, match="a.json: not a readable JSON file"):
-        score_release(tmp_path / "responses", tmp_path / "road_dict", tmp_path / "road_conjunction")
+        score_release(responses, release=tmp_path / "Dataset" / "CartoMapQA")
 
 
 # ------------------------------------------------------------------ item 12: overflow

@@ -137,3 +137,17 @@ def test_the_questions_say_what_counts(built):
         if s.task == "mtmf":
             assert "clinic: general clinic or doctors' practice" in text
             assert "once per name" in text and "with or without a name" in text
+
+
+def test_the_release_layout_round_trip_of_a_built_dataset(built, tmp_path):
+    """export --to cartomapqa of the four map-feature tasks, then import-release: the same
+    samples; the published arithmetic the same both ways, for the oracle and random runs."""
+    from cartoqa.models import GenerationSettings, load_model
+    from cartoqa.runner import open_run_store, run_model
+    from tests.release.roundtrip import check_round_trip
+
+    _, ds = built
+    for spec in ("oracle", "random"):
+        with open_run_store(tmp_path / "runs", ds, spec, GenerationSettings()) as store:
+            run_model(ds, load_model(spec), store)
+    check_round_trip(ds, tmp_path / "runs", tmp_path)
