@@ -64,7 +64,7 @@ from .fields import (
     read_form,
     truth_json,
 )
-from .guard import MAX_BODY, TokenGate, image_file
+from .guard import IMAGE_FOLDERS, MAX_BODY, TokenGate, image_file, sample_image
 from .queue import STATUSES, Filters, ReviewQueue, Row
 
 __all__ = ["check_export_dir", "create_app", "need_web"]
@@ -475,7 +475,7 @@ def create_app(
             matching=len(rows),
             progress=progress,
             task_progress=(sample.task, *progress["tasks"][sample.task]),
-            image_url=f"{root}/{img}" if img and img.startswith("images/") else None,
+            image_url=f"{root}/{img}" if img and img.split("/", 1)[0] in IMAGE_FOLDERS else None,
             drawing_url=f"{root}/drawing/{sample.id}.png?v={version}",
             same_map=[(r, sample_url(r.sample.id, f)) for r in same_map],
             error=error,
@@ -641,7 +641,7 @@ def create_app(
                 update={"ground_truth": TRUTHS.validate_python(st.shown_truth(sample))}
             )
             img = sample.prompt.images[0] if sample.prompt.images else None
-            path = image_file(dataset.path, img.removeprefix("images/")) if img else None
+            path = sample_image(dataset.path, img) if img else None
             if img and path is None:
                 return problem(404, "No image", f"{img!r} is not a file in the dataset's images/.")
             try:
@@ -653,10 +653,19 @@ def create_app(
 
     @app.get("/images/{relative:path}")
     def image(relative: str) -> Any:
-        path = image_file(dataset.path, relative)
+        return _image_response(image_file(dataset.path, relative))
+
+    @app.get("/release/{relative:path}")
+    def release_image(relative: str) -> Any:  # an imported release's images
+        return _image_response(image_file(dataset.path, relative, "release"))
+
+    def _image_response(path: Path | None) -> Any:
         if path is None:
             return problem(
-                404, "No such image", "Only the files in the dataset's images/ are served."
+                404,
+                "No such image",
+                "Only the files in the dataset's images/ (and an imported release's release/) "
+                "are served.",
             )
         media = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg"}.get(
             path.suffix.lower(), "application/octet-stream"

@@ -75,6 +75,16 @@ def export_reviewed(
         writer.abandon()  # a no-op after finish
 
 
+def _copy_image(writer: Any, dataset: Dataset, rel: str) -> str:
+    """The source's image ``rel`` into the export, at the same path: under images/, or (an
+    imported release's) under release/, copied there so the export stands alone."""
+    data = _source_image(dataset, rel)  # checked against the manifest first
+    folder, _, name = rel.partition("/")
+    if folder == "images":
+        return writer.add_image(name, data)
+    return writer.add_image_file(rel, dataset.image_path(rel), copy=True)
+
+
 def _source_image(dataset: Dataset, rel: str) -> bytes:
     """The bytes of the source's image ``rel``, once they match the source's manifest."""
     want = dataset.manifest.images_sha256.get(rel)
@@ -110,12 +120,7 @@ def _write(
         reviewed = store.effective(sample)
         if reviewed is None or (only_reviewed and status not in _DONE):
             continue
-        images = [
-            writer.add_image(
-                rel.split("/", 1)[1] if "/" in rel else rel, _source_image(dataset, rel)
-            )
-            for rel in sample.prompt.images
-        ]
+        images = [_copy_image(writer, dataset, rel) for rel in sample.prompt.images]
         who = ",".join(sorted(store.reviewers_latest(sample.id)))
         meta = {
             **sample.metadata.model_dump(exclude_none=True),

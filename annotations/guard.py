@@ -14,7 +14,8 @@ security headers, and which image files may be served (issue 17, item 5).
   is made to resolve to 127.0.0.1 (DNS rebinding) sends its own name as the Host.
 - A request body is at most ``max_body`` bytes, counted as it arrives (a chunked body
   has no Content-Length to check): past that it is refused (413) and no more is read.
-- ``image_file`` names a file inside the dataset's ``images/`` or nothing: no
+- ``image_file`` names a file inside the dataset's ``images/`` (or an imported release's
+  ``release/``) or nothing: no
   ``..``, no absolute path, no link out, no folder.
 """
 
@@ -27,7 +28,16 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-__all__ = ["CSP", "MAX_BODY", "TokenGate", "host_allowed", "image_file", "same_origin"]
+__all__ = [
+    "CSP",
+    "IMAGE_FOLDERS",
+    "MAX_BODY",
+    "TokenGate",
+    "host_allowed",
+    "image_file",
+    "same_origin",
+    "sample_image",
+]
 
 Scope = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
@@ -213,10 +223,18 @@ async def _refuse(send: Send, status: int, title: str, text: str) -> None:
     await _answer(send, status, body, [(b"content-type", b"text/html; charset=utf-8")])
 
 
-def image_file(dataset_path: Path, relative: str) -> Path | None:
-    """The file ``relative`` names inside ``dataset_path/images``, or None when it names
-    anything else (``..``, an absolute path, a link out, a folder, nothing)."""
-    root = (dataset_path / "images").resolve()
+#: the folders of a dataset whose files are its images: cartoqa's own, and an imported
+#: release's (``cartoqa import-release``: a link to the release, or a copy of its images)
+IMAGE_FOLDERS = ("images", "release")
+
+
+def image_file(dataset_path: Path, relative: str, folder: str = "images") -> Path | None:
+    """The file ``relative`` names inside ``dataset_path/folder`` (one of ``IMAGE_FOLDERS``),
+    or None when it names anything else (``..``, an absolute path, a link out of that folder,
+    a folder, nothing)."""
+    if folder not in IMAGE_FOLDERS:
+        return None
+    root = (dataset_path / folder).resolve()
     if not relative or "\x00" in relative or "\\" in relative:
         return None
     try:
@@ -226,3 +244,10 @@ def image_file(dataset_path: Path, relative: str) -> Path | None:
     if not path.is_relative_to(root) or path == root or not path.is_file():
         return None
     return path
+
+
+def sample_image(dataset_path: Path, image: str) -> Path | None:
+    """The file a sample's image path ("images/x.png", "release/MapNavigation/_maps/1.png")
+    names inside the dataset's image folders, or None."""
+    folder, _, relative = image.partition("/")
+    return image_file(dataset_path, relative, folder)

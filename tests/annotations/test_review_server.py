@@ -9,6 +9,7 @@ import contextlib
 import json
 import os
 import re
+import shutil
 from pathlib import Path
 from urllib.parse import urlencode
 
@@ -642,3 +643,37 @@ def test_correcting_rle_metres_in_the_tool_corrects_the_feet_and_says_so(tmp_pat
         assert 'id="f-value"' in feet and 'value="1706.04"' in feet
     last = {d.sample_id: d.truth_after for d in decisions(tmp_path / "ds")}
     assert last["rle-0000-ft"]["value"] == 1706.04 and last["rle-0000-m"]["value"] == 520
+
+
+def test_an_imported_release_is_reviewed_its_images_served_and_nothing_beside_them(tmp_path):
+    """cartoqa import-release names images under release/ (a link to the release's folder):
+    the tool shows them and draws on them, serves nothing outside the release, and an export
+    of the reviewed dataset holds copies, so it stands alone."""
+    from cartoqa.stores import load_dataset
+    from cartoqa.tasks.release import import_release
+    from tests.release.fixture_release import make_release, release_root
+
+    make_release(tmp_path)
+    (release_root(tmp_path).parent / "secret.txt").write_text("TOP SECRET", encoding="utf-8")
+    import_release(release_root(tmp_path), tmp_path / "ds", tasks=["MML", "SRN"])
+    ds = load_dataset(tmp_path / "ds")
+    srn = next(s for s in ds.samples if s.task == "srn")
+    with review_server(tmp_path / "ds", "--export-to", str(tmp_path / "out")) as srv:
+        status, headers, body = srv.request("GET", f"/{srn.prompt.images[0]}")
+        assert status == 200 and headers["content-type"] == "image/png"
+        assert body == ds.image_path(srn.prompt.images[0]).read_bytes()
+        page = srv.request("GET", f"/sample/{srn.id}")[2].decode()
+        assert srn.prompt.images[0] in page
+        assert srv.request("GET", f"/drawing/{srn.id}.png")[0] == 200
+        for path in ("/release/../secret.txt", "/release/%2e%2e/secret.txt", "/release/"):
+            status, _, body = srv.request("GET", path)
+            assert status in (400, 404) and b"TOP SECRET" not in body, path
+        accept = form(verdict="accept", seen="0", reviewer="a")
+        assert srv.request("POST", f"/sample/{srn.id}", accept)[0] == 303
+        status, headers, _ = srv.request("POST", "/export")
+        assert status == 303 and headers["location"] == f"/{srv.token}/?exported=1", headers
+    shutil.rmtree(tmp_path / "Dataset")
+    out = load_dataset(tmp_path / "out", verify_images=True)
+    assert srn.id in out.by_id()
+    assert out.by_id()[srn.id].prompt.images == srn.prompt.images
+    assert not (tmp_path / "out" / "release").is_symlink()
