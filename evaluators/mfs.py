@@ -1,9 +1,7 @@
 """Scorers of CartoMapQA's MFS task (map-feature semantics: one isolated map-feature image,
-which of five named features is it?), in two modes.
-
-The default ("cartoqa") mode reads the option a model gives, however it writes it; the
-"original" mode (``mfs_score_original``) reproduces the published scorer's arithmetic
-(``cartomapqa-release.md``), quirks included.
+which of five named features is it?): the option a model gives, however it writes it.
+The published CartoMapQA arithmetic (the "original" mode) is ``evaluators.published.mfs``,
+used through ``cartoqa/tasks/release/features.py``.
 
 Parser (``parse_mfs``; raises ``AnswerParseError`` when no option can be read; answers
 over ``MAX_ANSWER_CHARS``, or of more than ``MAX_LINES`` lines, are unreadable;
@@ -30,37 +28,17 @@ A capital letter that is no option ("F", "I" in "I think") is passed over; a lin
 opens with the article "A" before a word that is not option A's text ("A dollar sign")
 may still be read as A by ``parse_choice``, the last resort.
 
-Default score (``mfs_score``): right when the option read is the truth's; values
+Score (``mfs_score``): right when the option read is the truth's; values
 ``correct`` (1.0 or 0.0) and ``unanswered`` (1.0 when nothing could be read, or no
 response); ``parsed`` the letter; ``why`` "wrong", "unreadable: ..." or "no response".
 
-Reduce (``mfs_metrics``, the same for both modes): ``n``, ``accuracy`` (the share right;
-an unreadable answer is wrong), ``unanswered`` (a count, as the map-feature tasks count
-theirs) and, when the scores carry it, ``drawn_at_random`` (a count).  Breakdowns by
+Reduce (``mfs_metrics``): ``n``, ``accuracy`` (the share right; an unreadable answer is
+wrong) and ``unanswered`` (a count, as the map-feature tasks count theirs).  Breakdowns by
 category (symbol, line, area) come from grouping the rows, not from here.
-
-The original mode, by the published arithmetic; where the release text leaves a detail
-open the reading taken is stated:
-
-- When the response contains "correct answer is" (case-sensitive, as written: "The
-  correct answer is ..." matches, "Correct answer is ..." does not), the answer is the
-  first ASCII letter after its first occurrence ("The correct answer is **(C)**" reads C;
-  "... is Bank" reads B); when no letter follows, the answer is empty.
-- Otherwise the answer is the response's first character, taken as it is: not stripped
-  (a response that opens with a space or a newline reads as that character), not
-  upper-cased (a lowercase "c" is not "C"), and not checked against the options ("I
-  think C" reads "I"; "**C**" reads "*"): such an answer is simply wrong, not drawn.
-- Right when the answer equals the truth's letter exactly.
-- An empty answer (an empty response, no response at all, or the phrase with no letter
-  after it) is replaced by a letter drawn uniformly from the sample's option letters,
-  seeded ``random.Random(f"{ORIGINAL_SEED}:{sample.id}")`` (``ORIGINAL_SEED`` of
-  ``evaluators.poi``); ``drawn_at_random`` (1.0 or 0.0) says whether it was.
-  ``unanswered`` is always 0.0 there: the published scorer answers every question.
 """
 
 from __future__ import annotations
 
-import random
 import re
 from collections.abc import Sequence
 
@@ -76,23 +54,18 @@ from .numeric import (
     final_answer_text,
     has_final_answer,
 )
-from .poi import ORIGINAL_SEED
 from .verdicts import verdict as _score
 from .verdicts import why_unreadable as _why_not
 
 __all__ = [
-    "RELEASE_PHRASE",
     "format_mfs",
     "mfs_metrics",
     "mfs_score",
-    "mfs_score_original",
     "parse_mfs",
 ]
 
 Rows = Sequence[tuple[Sample, SampleScore]]
 
-#: the published parser reads the answer after this phrase, when the response has it
-RELEASE_PHRASE = "correct answer is"
 #: a line longer than this is no option alone nor an option's text
 _SHORT_LINE = 300
 #: the most characters (of its key) read before an option's text as lead words
@@ -255,56 +228,16 @@ def mfs_score(sample: Sample, response: str | None) -> SampleScore:
     )
 
 
-def _rng(sample: Sample) -> random.Random:
-    return random.Random(f"{ORIGINAL_SEED}:{sample.id}")
-
-
-_ASCII_LETTER = re.compile(r"[A-Za-z]")
-
-
-def _release_answer(response: str) -> str:
-    """The published parser's answer: the first letter after "correct answer is", else the
-    first character; "" when there is none."""
-    at = response.find(RELEASE_PHRASE)
-    if at >= 0:
-        m = _ASCII_LETTER.search(response, at + len(RELEASE_PHRASE))
-        return m.group() if m else ""
-    return response[:1]
-
-
-def mfs_score_original(sample: Sample, response: str | None) -> SampleScore:
-    """MFS by the published arithmetic: the first character of the response, or the first
-    letter after "correct answer is", compared exactly with the truth's letter; an empty
-    answer replaced by a seeded random letter (see the module's notes)."""
-    truth = sample.ground_truth
-    assert isinstance(truth, ChoiceTruth)
-    answer = _release_answer(response or "")
-    drawn = 0.0
-    if not answer:
-        answer, drawn = _rng(sample).choice(sorted(truth.options)), 1.0
-    ok = answer == truth.answer
-    return _score(
-        correct=ok,
-        values={"correct": 1.0 if ok else 0.0, "unanswered": 0.0, "drawn_at_random": drawn},
-        parsed=answer,
-        why=None if ok else ("wrong (drawn at random)" if drawn else "wrong"),
-    )
-
-
 # ------------------------------------------------------------------ reduce and format
 
 
 def mfs_metrics(rows: Rows) -> dict[str, float]:
-    """n, accuracy (the share right) and the number unanswered (and ``drawn_at_random``, a
-    count, when the scores carry it)."""
-    out: dict[str, float] = {
+    """n, accuracy (the share right) and the number unanswered."""
+    return {
         "n": len(rows),
         "accuracy": _mean([float(bool(r[1].correct)) for r in rows]),
         "unanswered": sum(1 for r in rows if r[1].values.get("unanswered")),
     }
-    if any("drawn_at_random" in r[1].values for r in rows):
-        out["drawn_at_random"] = sum(1 for r in rows if r[1].values.get("drawn_at_random"))
-    return out
 
 
 def format_mfs(sample: Sample) -> str:

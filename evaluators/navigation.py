@@ -21,30 +21,10 @@ them, when it reached red the true way), and it is not connected (the
 route goes on past the red marker); a "blue" after the first step is not
 connected either.
 
-``mode="original"`` follows the published CartoMapQA scorer's arithmetic
-(``evaluate_srn.py``, ``eval.py``, ``Parse/parse_response_srn.py``),
-defects included, for comparing numbers with the paper (the facts are in
-``shared/spec/cartomapqa-release.md``):
-
-- parsing: ``*``, "Answer:", every ``[`` and ``]`` and "<|eot|>" removed
-  from the whole reply, the rest split on commas and each item stripped of
-  spaces (quotes and backticks stay); then ``published_normalisation``
-  ("continue straight" between two mentions of one road removed together
-  with the repeated road), applied to the truth too;
-- SR^2 and aSA: the answer zipped with the truth up to the first
-  difference, exact strings; exact when no difference is found (a strict
-  prefix of the truth, or the truth with steps after it, is exact); aSA
-  (k - 1) / (len(truth) - 1), not clamped (-1 / (len(truth) - 1) when the
-  first item is not "blue");
-- connectivity: ``published_connected`` on the road dictionary and
-  junction table (``published_tables`` makes them from a ``RoadNetwork``),
-  true whenever the answer is exact.
-
-Where the published code raises (an IndexError on ``[blue, red]``, a
-KeyError on a road the junction table lacks, an IndexError from the
-normalisation on some runs of "continue straight"), the answer is scored
-instead, as not connected (or, when the parser would raise, as the empty
-reply), and ``RouteScore.crash`` names what the published code raises.
+The published CartoMapQA arithmetic is ``evaluators.published`` (used through
+``cartoqa/tasks/release/features.py`` and ``routes.py``); the ``published_*`` pieces here
+(the published parser, normalisation, connectivity check and road tables) are what
+``evaluators.published.srn`` and ``cartoqa.tasks.release`` build it from.
 """
 
 from __future__ import annotations
@@ -56,7 +36,7 @@ import re
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 from cartoqa.geodesy import TURN_ACTIONS, turn_action
 from cartoqa.records import NumberTruth, RoadNetwork, RoadPairTruth, RouteTruth
@@ -89,7 +69,6 @@ __all__ = [
     "published_directions",
     "published_normalisation",
     "published_parse",
-    "published_step_scores",
     "published_tables",
     "published_turn",
     "r_squared",
@@ -101,7 +80,6 @@ __all__ = [
     "step_scores",
 ]
 
-Mode = Literal["cartoqa", "original"]
 _ACTION_CANON = {a.lower(): a for a in TURN_ACTIONS}
 _ACTION_RE = re.compile(
     "|".join(re.escape(a) for a in sorted(TURN_ACTIONS, key=len, reverse=True)), re.IGNORECASE
@@ -123,12 +101,11 @@ def _clean(token: str) -> str:
         token = out
 
 
-def parse_route(text: str, *, mode: Mode = "cartoqa") -> list[str]:
+def parse_route(text: str) -> list[str]:
     """The steps of a route answer: ["blue", action, road, ..., "red"] (actions spelled as in
-    ``TURN_ACTIONS`` whatever their case).  ``mode="original"``: the items the published parser
-    makes (see the module docstring; AnswerParseError where it would raise).
+    ``TURN_ACTIONS`` whatever their case).
 
-    The default reads the last [...] list of the answer (end-of-turn tokens removed:
+    It reads the last [...] list of the answer (end-of-turn tokens removed:
     ``evaluators.numeric.answer_body``); an answer with no brackets is read from its final
     answer (after the last ``FINAL ANSWER:``, else its last non-empty line), a leading
     label ("Answer:", "The route is:") and a closing full stop aside, and is unreadable
@@ -137,11 +114,6 @@ def parse_route(text: str, *, mode: Mode = "cartoqa") -> list[str]:
     stays one road), and "blue" and "red", written as items of their own, are steps of
     their own wherever they stand ("Oak Road, red, turn left" is a road, red, an action):
     never part of a road's name."""
-    if mode == "original":
-        steps, crash = published_parse(text)
-        if steps is None:
-            raise AnswerParseError(f"the published parser raises on this answer: {crash}")
-        return steps
     body = answer_body(text).replace("**", "").replace("`", "")
     brackets = re.findall(r"\[([^\[\]]*)\]", body)
     content = brackets[-1] if brackets else _bare_route(body)
@@ -222,18 +194,13 @@ class RouteScore:
     """One SRN answer scored."""
 
     exact: bool
-    """SR^2: the same steps, same length ("original" mode: no difference up to the shorter)."""
+    """SR^2: the same steps, same length."""
     step_accuracy: float
-    """aSA: longest matching prefix after "blue" / true steps after "blue" ("original" mode:
-    (k - 1) / (len(truth) - 1), so -1 / (len(truth) - 1) when the answer does not start with
-    "blue")."""
+    """aSA: longest matching prefix after "blue" / true steps after "blue"."""
     connected: bool | None
     """A drivable path from blue to red on the map's roads; None when not scorable."""
     why: str | None = None
     """Why connectivity failed, or why the answer was unreadable."""
-    crash: str | None = None
-    """"original" mode: what the published scorer raises on this answer (it is scored here
-    instead: see the module docstring); None when it runs through."""
 
 
 def step_scores(steps: Sequence[str], truth: Sequence[str]) -> tuple[bool, float]:
@@ -251,10 +218,8 @@ def step_scores(steps: Sequence[str], truth: Sequence[str]) -> tuple[bool, float
     return rest == true[1:], k / max(1, len(true) - 1)
 
 
-def score_route(truth: RouteTruth, answer: str | None, *, mode: Mode = "cartoqa") -> RouteScore:
+def score_route(truth: RouteTruth, answer: str | None) -> RouteScore:
     """SR^2, aSA and connectivity of one answer."""
-    if mode == "original":
-        return _score_published(truth, answer)
     if answer is None:
         return RouteScore(False, 0.0, False if truth.network else None, "no response")
     try:
@@ -327,19 +292,6 @@ def published_normalisation(steps: Sequence[str]) -> list[str] | None:
         gone[j] = True
         onward[j] = j + 1
     return [s for s, g in zip(steps, gone, strict=True) if not g]
-
-
-def published_step_scores(truth: Sequence[str], answer: Sequence[str]) -> tuple[bool, float]:
-    """SR^2 and aSA as published: the items compared in pairs (exact strings) up to the first
-    difference or the end of the shorter list; exact when none differs; aSA (k - 1) /
-    (len(truth) - 1) with k the items matched, not clamped."""
-    k = 0
-    for t, a in zip(truth, answer, strict=False):
-        if t != a:
-            break
-        k += 1
-    exact = k == min(len(truth), len(answer))
-    return exact, (k - 1) / max(1, len(truth) - 1)
 
 
 def published_bearing(lat1: float, lon1: float, lat2: float, lon2: float) -> float:
@@ -494,28 +446,6 @@ def published_tables(
     return point(net.origin), point(net.destination), conj, road_dict
 
 
-def _score_published(truth: RouteTruth, answer: str | None) -> RouteScore:
-    true = published_normalisation(truth.steps) or list(truth.steps)
-    worst = -1 / max(1, len(true) - 1)  # what the published aSA gives a reply not led by blue
-    net = truth.network
-    unscored = False if net else None
-    try:
-        steps, crash = published_parse("" if answer is None else answer)
-    except AnswerParseError as exc:  # over cartoqa's limits: read as a reply that is no route
-        return RouteScore(False, worst, unscored, f"unreadable: {exc}")
-    if steps is None:  # the published parser raises: scored as the empty reply
-        return RouteScore(False, worst, unscored, crash, crash)
-    exact, accuracy = published_step_scores(true, steps)
-    why = "no response" if answer is None else None
-    if net is None:
-        return RouteScore(exact, accuracy, None, why)
-    if exact:
-        return RouteScore(exact, accuracy, True, why)
-    origin, destination, conj, road_dict = published_tables(net)
-    check = published_connected(origin, destination, steps, conj, road_dict)
-    return RouteScore(exact, accuracy, check.connected, why or check.why, check.crash)
-
-
 def route_connected(steps: Sequence[str], net: RoadNetwork) -> tuple[bool, str | None]:
     """Whether ``steps`` drive from the network's origin to its destination; (False, why) if not.
 
@@ -617,8 +547,8 @@ def route_connected(steps: Sequence[str], net: RoadNetwork) -> tuple[bool, str |
     stack: list[tuple[int, Iterator[tuple[int, float]]]] = [(0, first_leg)] if first_leg else []
     while stack:
         i, todo = stack[-1]
-        step = next(todo, None)
-        if step is None:  # every way on from here tried
+        reached = next(todo, None)
+        if reached is None:  # every way on from here tried
             stack.pop()
             road = legs[i][1]
             if i == last:
@@ -626,9 +556,9 @@ def route_connected(steps: Sequence[str], net: RoadNetwork) -> tuple[bool, str |
             else:
                 failures.append((i, f"{road!r} does not meet {legs[i + 1][1]!r} on the way"))
             continue
-        if step is arrived:
+        if reached is arrived:
             return True, None
-        after = enter(i + 1, *step)
+        after = enter(i + 1, *reached)
         if after is not None:
             stack.append((i + 1, after))
     if not failures:

@@ -1,9 +1,8 @@
 """Scorers of CartoMapQA's map-feature tasks: STMF (presence, counting, name listing, one
-type at a time) and MTMF (all 22 types at once), in two modes.
-
-The default ("cartoqa") mode reads what models write and scores it by the truths' own
-rules; the "original" mode (the ``*_original`` functions) reproduces the published
-scorer's arithmetic (``cartomapqa-release.md``), quirks included.
+type at a time) and MTMF (all 22 types at once): what models write, read and scored by
+the truths' own rules.  The published CartoMapQA arithmetic (the "original" mode) is
+``evaluators.published`` (``stmf``, ``mtmf``), used through
+``cartoqa/tasks/release/features.py``.
 
 Parsers (each raises ``AnswerParseError`` when nothing readable is found; a ``FINAL
 ANSWER:`` marker anywhere wins over the lines before it; ``<think>`` blocks and
@@ -39,7 +38,7 @@ answers over ``MAX_ANSWER_CHARS`` are unreadable):
   number of names), a bare count, or a bare list of names.  Missing types: count 0, no
   names.
 
-Default scores (``presence_score``, ``count_score``, ``names_score``, ``mtmf_score``):
+Scores (``presence_score``, ``count_score``, ``names_score``, ``mtmf_score``):
 
 - presence: right when the answer equals the truth; values ``predicted`` (1, 0, None),
   ``truth``.
@@ -70,46 +69,12 @@ to the range), names score 0 on precision, recall and F1 (also when the truth ha
 and an MTMF map counts 0 of each type with no names.  The reduce functions report the
 number of such answers as ``unanswered`` (a count, as RLE counts its).
 
-Reduce functions (rows of (sample, score) -> metrics, the same for both modes):
+Reduce functions (rows of (sample, score) -> metrics):
 ``presence_metrics`` (accuracy; precision, recall and F1 macro over yes/no, the classes
 present among the truths and readable answers as scikit-learn's ``average='macro'``
 takes them, an unreadable answer a miss of its true class), ``count_metrics`` (RMSE, MAE
 and r^2 pooled over the questions from ``error`` and ``truth``; r^2 nan for fewer than
 two questions), ``names_metrics`` and ``mtmf_metrics`` (means over questions or maps).
-Each adds ``drawn_at_random`` (a count) when the scores carry it, and ``crashed`` (a
-count) for MTMF in original mode.
-
-The original mode, by the published arithmetic; where the release text leaves a detail
-open the reading taken is stated:
-
-- The truths' optional items do not exist there: only ``value``/``count`` and the
-  required ``names`` are used (the release has no such notion), empty names included
-  where the truth lists them.
-- Random fall-backs are seeded, ``random.Random(f"{ORIGINAL_SEED}:{sample.id}")``, and
-  ``drawn_at_random`` (1.0 or 0.0) says whether the answer was drawn; no response is the
-  empty answer.
-- presence: the first line (the text before the first newline) with ``-`` ``,`` ``.``
-  and ``*`` removed, outer spaces stripped, lower-cased: "yes..." is yes, "no..." (also
-  "not sure", "none") is no, else a random choice.
-- counting: that first line with ``-`` ``,`` ``.`` removed and stripped, if all digits
-  ("3.5" reads 35, "-3" reads 3); else the token after the first "There are " (then
-  "There is "), case-sensitive, anywhere in the response, if digits or a number word
-  (zero to twenty; "no" is none); else ``randint(0, 16)``.  Values as the default's,
-  ``error`` the plain |predicted - truth|, so the pooled RMSE and r^2 are scikit-learn's.
-- name listing: the response's non-blank lines (blank ones dropped: a reading), leading
-  "N. " and every ``*`` removed, items stripped; a single line containing "there are no",
-  "there is no", "i am unable to", "i'm not able" (any case) or equal to "none" is no
-  item; a trailing "." on the last item dropped; items ``""`` dropped.  precision =
-  |set(true) ∩ set(pred)| / len(pred) (1 when pred and true are empty, 0 when only pred
-  is), recall = the share of true names (the list) that are substrings of the raw
-  response (1 when true is empty: an empty true name is always found), F1 = 2PR / (P + R)
-  or 0.  Exact, case-sensitive.
-- MTMF: the answer read by ``parse_feature_map`` (the release's own key normalisation is
-  not described); RMSE and ``r2_score`` over the (true count, count) pairs of the types;
-  all types' names pooled into one true list and one predicted list (predicted empty
-  names dropped), then the name-listing precision, recall by list membership, F1.  An
-  answer that cannot be read (the published evaluator crashes on it) is scored as 0 of
-  every type with no names, with ``crashed`` 1.0 and ``predicted`` None.
 """
 
 from __future__ import annotations
@@ -117,7 +82,6 @@ from __future__ import annotations
 import difflib
 import json
 import math
-import random
 import re
 import unicodedata
 from collections import Counter
@@ -145,25 +109,19 @@ from .verdicts import why_unreadable as _why_not
 __all__ = [
     "FUZZY_THRESHOLD",
     "MAX_COUNT",
-    "ORIGINAL_COUNT_RANGE",
-    "ORIGINAL_SEED",
     "count_metrics",
     "count_score",
-    "count_score_original",
     "mtmf_metrics",
     "mtmf_score",
-    "mtmf_score_original",
     "name_key",
     "names_metrics",
     "names_score",
-    "names_score_original",
     "parse_count",
     "parse_feature_map",
     "parse_names",
     "parse_presence",
     "presence_metrics",
     "presence_score",
-    "presence_score_original",
 ]
 
 Rows = Sequence[tuple[Sample, SampleScore]]
@@ -173,10 +131,6 @@ FeatureMap = dict[str, dict[str, Any]]
 MAX_COUNT = 10_000
 #: two names match in the fuzzy mode when ``difflib`` similarity of their keys is at least this
 FUZZY_THRESHOLD = 0.85
-#: the seed of the original mode's random fall-backs, combined with the sample's id
-ORIGINAL_SEED = 20250
-#: the published counting fall-back draws uniformly from this range (16: the largest true count)
-ORIGINAL_COUNT_RANGE = (0, 16)
 #: the longest ``parsed`` text kept in a score (a hostile answer's names are cut there)
 MAX_PARSED_CHARS = 10_000
 
@@ -298,22 +252,22 @@ _NUMBER_WORDS = (
     "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
     "fifteen sixteen seventeen eighteen nineteen twenty"
 )
-_RELEASE_WORDS = {w: i for i, w in enumerate(_NUMBER_WORDS.split(" "))}
-"""The original mode's number words: zero to twenty, as the published converter has them."""
+#: the number words of one word, zero to twenty
+_SMALL_WORDS = {w: i for i, w in enumerate(_NUMBER_WORDS.split(" "))}
 _TENS = {
     w: 10 * i
     for i, w in enumerate(
         ["twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety"], 2
     )
 }
-_ONES = {w: i for w, i in _RELEASE_WORDS.items() if 1 <= i <= 9}
-_WORDS = _RELEASE_WORDS | _TENS | {"none": 0, "a single": 1}
+_ONES = {w: i for w, i in _SMALL_WORDS.items() if 1 <= i <= 9}
+_WORDS = _SMALL_WORDS | _TENS | {"none": 0, "a single": 1}
 # the default's number words: zero to ninety-nine, a compound written with a hyphen, a dash
 # or a space ("twenty-one", "Twenty one", "twenty–one"), "none" and "a single"
 _JOINER = r"[\s\-\u2010\u2011\u2013]+"
 _WORD = (
     f"(?:(?:{'|'.join(_TENS)})(?:{_JOINER}(?:{'|'.join(_ONES)})\\b)?|a\\s+single|none|"
-    + "|".join(sorted(_RELEASE_WORDS, key=len, reverse=True))
+    + "|".join(sorted(_SMALL_WORDS, key=len, reverse=True))
     + ")"
 )
 _WHOLE_WORD = re.compile(_WORD, re.IGNORECASE)
@@ -846,36 +800,27 @@ def _range_error(got: int, count: int, optional: int) -> float:
 
 
 def _mtmf_values(
-    types: list[str], truth: dict[str, FeatureCount], pred: FeatureMap, *, original: bool
+    types: list[str], truth: dict[str, FeatureCount], pred: FeatureMap
 ) -> dict[str, float | None]:
     trues = [float(truth[t].count) for t in types]
-    if original:
-        errors = [float(pred[t]["count"]) - truth[t].count for t in types]
-    else:
-        errors = [
-            _range_error(pred[t]["count"], truth[t].count, truth[t].optional_count) for t in types
-        ]
+    errors = [
+        _range_error(pred[t]["count"], truth[t].count, truth[t].optional_count) for t in types
+    ]
     sse = sum(e * e for e in errors)
     values: dict[str, float | None] = {
         "rmse": math.sqrt(sse / len(types)),
         "r2": _r2(sse, trues),
     }
-    if original:
-        true_names = [n for t in types for n in truth[t].names if n]  # see _release_truth
-        pred_names = [n.strip() for t in types for n in pred[t]["names"] if n.strip()]
-        p = _release_precision(true_names, pred_names)
-        r = sum(1 for n in true_names if n in pred_names) / len(true_names) if true_names else 1.0
-    else:
-        matched = counted = required = 0
-        for t in types:
-            m, c, q = _match_counts(
-                _keys(pred[t]["names"]),
-                _keys(truth[t].names),
-                _keys(truth[t].optional_names),
-                fuzzy=False,
-            )
-            matched, counted, required = matched + m, counted + c, required + q
-        p, r, _ = _prf(matched, counted, required)
+    matched = counted = required = 0
+    for t in types:
+        m, c, q = _match_counts(
+            _keys(pred[t]["names"]),
+            _keys(truth[t].names),
+            _keys(truth[t].optional_names),
+            fuzzy=False,
+        )
+        matched, counted, required = matched + m, counted + c, required + q
+    p, r, _ = _prf(matched, counted, required)
     values |= {"precision": p, "recall": r, "f1": _f1(p, r)}
     values["predicted"] = float(sum(pred[t]["count"] for t in types))
     values["truth"] = float(sum(trues))
@@ -891,10 +836,10 @@ def mtmf_score(sample: Sample, response: str | None) -> SampleScore:
         pred = parse_feature_map(sample, response or "")
     except AnswerParseError as exc:
         empty: FeatureMap = {t: {"count": 0, "names": []} for t in types}
-        values = _mtmf_values(types, truth, empty, original=False)
+        values = _mtmf_values(types, truth, empty)
         values |= {"predicted": None, "precision": 0.0, "recall": 0.0, "f1": 0.0}
         return _score(correct=False, values=values, why=_why_not(response, exc))
-    values = _mtmf_values(types, truth, pred, original=False)
+    values = _mtmf_values(types, truth, pred)
     ok = values["rmse"] == 0 and values["f1"] == 1.0
     return _score(
         correct=ok, values=values, parsed=_parsed_text(_shown(pred)), why=None if ok else "wrong"
@@ -907,13 +852,6 @@ def mtmf_score(sample: Sample, response: str | None) -> SampleScore:
 def _unanswered(rows: Rows) -> int:
     """Answers that could not be read (counted apart from wrong ones, as RLE counts its)."""
     return sum(r[1].values.get("predicted") is None for r in rows)
-
-
-def _extras(rows: Rows, out: dict[str, float]) -> dict[str, float]:
-    for key in ("drawn_at_random", "crashed"):
-        if any(key in r[1].values for r in rows):
-            out[key] = sum(1 for r in rows if r[1].values.get(key))
-    return out
 
 
 def _mean_of(rows: Rows, key: str) -> float:
@@ -949,7 +887,7 @@ def presence_metrics(rows: Rows) -> dict[str, float]:
         "f1": _mean([c[2] for c in per_class]),
         "unanswered": _unanswered(rows),
     }
-    return _extras(rows, out)
+    return out
 
 
 def count_metrics(rows: Rows) -> dict[str, float]:
@@ -966,7 +904,7 @@ def count_metrics(rows: Rows) -> dict[str, float]:
         "r2": _r2(sse, truths),
         "unanswered": _unanswered(rows),
     }
-    return _extras(rows, out)
+    return out
 
 
 def names_metrics(rows: Rows) -> dict[str, float]:
@@ -977,187 +915,14 @@ def names_metrics(rows: Rows) -> dict[str, float]:
         if not rows or any(key in r[1].values for r in rows):
             out[key] = _mean_of(rows, key)
     out["unanswered"] = _unanswered(rows)
-    return _extras(rows, out)
+    return out
 
 
 def mtmf_metrics(rows: Rows) -> dict[str, float]:
     """n, the means over maps of RMSE, r^2, precision, recall and F1, and the number
-    unanswered (and ``crashed``, a count, in original mode)."""
+    unanswered."""
     out: dict[str, float] = {"n": len(rows)}
     for key in ("rmse", "r2", "precision", "recall", "f1"):
         out[key] = _mean([float(v) for r in rows if (v := r[1].values.get(key)) is not None])
     out["unanswered"] = _unanswered(rows)
-    return _extras(rows, out)
-
-
-# ------------------------------------------------------------------ original mode
-
-
-def _rng(sample: Sample) -> random.Random:
-    return random.Random(f"{ORIGINAL_SEED}:{sample.id}")
-
-
-def _first_line(response: str | None) -> str:
-    return (response or "").split("\n", 1)[0]
-
-
-def presence_score_original(sample: Sample, response: str | None) -> SampleScore:
-    """STMF presence by the published parser: the first line must start with "yes" or
-    "no" (see the module's notes), else a seeded random choice."""
-    truth = sample.ground_truth
-    assert isinstance(truth, BooleanTruth)
-    line = re.sub(r"[-,.*]", "", _first_line(response)).strip().lower()
-    drawn = 0.0
-    if line.startswith("yes"):
-        answer = "yes"
-    elif line.startswith("no"):
-        answer = "no"
-    else:
-        answer, drawn = _rng(sample).choice(("yes", "no")), 1.0
-    ok = (answer == "yes") is truth.value
-    return _score(
-        correct=ok,
-        values={
-            "predicted": 1.0 if answer == "yes" else 0.0,
-            "truth": 1.0 if truth.value else 0.0,
-            "drawn_at_random": drawn,
-        },
-        parsed=answer,
-        why=None if ok else ("wrong (drawn at random)" if drawn else "wrong"),
-    )
-
-
-#: a digit string longer than this is no count the release's arithmetic can square
-_RELEASE_MAX_DIGITS = 100
-
-
-def _release_count(response: str) -> int | None:
-    line = re.sub(r"[-,.]", "", _first_line(response)).strip()
-    if line.isdecimal() and len(line) <= _RELEASE_MAX_DIGITS:
-        return int(line)
-    for phrase in ("There are ", "There is "):
-        at = response.find(phrase)
-        if at < 0:
-            continue
-        rest = response[at + len(phrase) : at + len(phrase) + 200].split()
-        if not rest:
-            continue
-        token = rest[0]
-        if token.isdecimal() and len(token) <= _RELEASE_MAX_DIGITS:
-            return int(token)
-        if token.lower() in _RELEASE_WORDS:
-            return _RELEASE_WORDS[token.lower()]
-    return None
-
-
-def count_score_original(sample: Sample, response: str | None) -> SampleScore:
-    """STMF counting by the published parser (the first line if numeric, else the word
-    after "There are"/"There is", else a seeded draw from [0, 16]); the truth's ``optional``
-    ignored; ``error`` is |predicted - value|."""
-    truth = sample.ground_truth
-    assert isinstance(truth, CountTruth)
-    got = _release_count(response or "")
-    drawn = 0.0
-    if got is None:
-        got, drawn = _rng(sample).randint(*ORIGINAL_COUNT_RANGE), 1.0
-    ok = got == truth.value
-    return _score(
-        correct=ok,
-        values={
-            "predicted": float(got),
-            "truth": float(truth.value),
-            "error": float(abs(got - truth.value)),
-            "drawn_at_random": drawn,
-        },
-        parsed=str(got),
-        why=None if ok else ("wrong (drawn at random)" if drawn else "wrong"),
-    )
-
-
-_RELEASE_NONE = ("there are no", "there is no", "i am unable to", "i'm not able")
-_RELEASE_NUMBERED = re.compile(r"^\d+\.\s")
-
-
-def _release_names(response: str) -> list[str]:
-    items = [
-        _RELEASE_NUMBERED.sub("", ln.strip()).replace("*", "").strip()
-        for ln in response.split("\n")
-        if ln.strip()
-    ]
-    items = [i for i in items if i]
-    if len(items) == 1 and (
-        any(p in items[0].lower() for p in _RELEASE_NONE) or items[0].lower() == "none"
-    ):
-        return []
-    if items and items[-1].endswith("."):
-        items[-1] = items[-1][:-1].strip()
-    return [i for i in items if i != '""']
-
-
-def _release_precision(true: Sequence[str], pred: Sequence[str]) -> float:
-    if not pred:
-        return 1.0 if not true else 0.0
-    return len(set(true) & set(pred)) / len(pred)
-
-
-def _release_truth(names: Sequence[str]) -> list[str]:
-    """A truth's names as the release's truth lists hold them: names only.  The published
-    parser drops every ``""`` an answer writes, so a ``""`` in the truth could never be
-    matched and would cap even a perfect answer; unnamed features are counted by the
-    counting questions.  Repeated names stay: the published precision counts a name once
-    in its numerator and every time in its denominator, so a perfect answer that lists two
-    branches of one brand scores below 1 there (a defect of the published arithmetic that
-    this mode reproduces)."""
-    return [n for n in names if n]
-
-
-def names_score_original(sample: Sample, response: str | None) -> SampleScore:
-    """STMF name listing by the published arithmetic: precision over the predicted lines
-    (duplicates lower it), recall by substring of the raw response, exact and
-    case-sensitive; the truth's optional names ignored.  Right when F1 is 1."""
-    truth = sample.ground_truth
-    assert isinstance(truth, NamesTruth)
-    text = response or ""
-    pred = _release_names(text)
-    true = _release_truth(truth.names)
-    p = _release_precision(true, pred)
-    r = sum(1 for n in true if n in text) / len(true) if true else 1.0
-    f = _f1(p, r)
-    ok = f == 1.0
-    return _score(
-        correct=ok,
-        values={
-            "predicted": float(len(pred)),
-            "truth": float(len(true)),
-            "precision": p,
-            "recall": r,
-            "f1": f,
-        },
-        parsed=_parsed_text(pred),
-        why=None if ok else "wrong",
-    )
-
-
-def mtmf_score_original(sample: Sample, response: str | None) -> SampleScore:
-    """MTMF, one map, by the published arithmetic: RMSE and ``r2_score`` of the counts, the
-    names pooled over types with the name-listing precision and recall by membership; the
-    truth's optional items ignored; an unreadable answer scored as nothing, ``crashed``."""
-    types, truth = _truth_table(sample)
-    crashed = 0.0
-    why: str | None = None
-    try:
-        pred = parse_feature_map(sample, response or "")
-    except AnswerParseError as exc:
-        pred = {t: {"count": 0, "names": []} for t in types}
-        crashed, why = 1.0, f"{_why_not(response, exc)} (the published evaluator crashes)"
-    values = _mtmf_values(types, truth, pred, original=True)
-    values["crashed"] = crashed
-    if crashed:
-        values["predicted"] = None
-    ok = not crashed and values["rmse"] == 0 and values["f1"] == 1.0
-    return _score(
-        correct=ok,
-        values=values,
-        parsed=None if crashed else _parsed_text(_shown(pred)),
-        why=None if ok else (why or "wrong"),
-    )
+    return out

@@ -14,7 +14,7 @@ from cartoqa.records import NumberTruth, RoadPairTruth, RouteTruth, Sample, Samp
 
 from .answers import score_response
 from .metrics import mean as _mean
-from .navigation import Mode, grouped, mml_correct, rle_length, rle_metrics, score_route
+from .navigation import grouped, mml_correct, rle_length, rle_metrics, score_route
 from .numeric import AnswerParseError
 from .verdicts import verdict as _score
 from .verdicts import why_unreadable as _why_not
@@ -39,18 +39,15 @@ def _value(row: tuple[Sample, SampleScore], key: str) -> float | None:
     return row[1].values.get(key)
 
 
-def route_score(sample: Sample, response: str | None, *, mode: Mode = "cartoqa") -> SampleScore:
-    """SRN: SR^2 (the verdict), aSA and connectivity; ``crashed`` (1 or 0) in "original"
-    mode."""
+def route_score(sample: Sample, response: str | None) -> SampleScore:
+    """SRN: SR^2 (the verdict), aSA and connectivity."""
     assert isinstance(sample.ground_truth, RouteTruth)
-    sc = score_route(sample.ground_truth, response, mode=mode)
+    sc = score_route(sample.ground_truth, response)
     values: dict[str, float | None] = {
         "exact": float(sc.exact),
         "step_accuracy": sc.step_accuracy,
         "connected": None if sc.connected is None else float(sc.connected),
     }
-    if mode == "original":
-        values["crashed"] = float(sc.crash is not None)
     return _score(
         correct=sc.exact,
         values=values,
@@ -59,18 +56,14 @@ def route_score(sample: Sample, response: str | None, *, mode: Mode = "cartoqa")
 
 
 def route_metrics(rows: Rows) -> dict[str, float]:
-    """n, SR2, aSA, connectivity (over the answers it applies to), and ``crashed`` (a count)
-    when the scores carry it."""
+    """n, SR2, aSA and connectivity (over the answers it applies to)."""
     conn = [c for c in (_value(r, "connected") for r in rows) if c is not None]
-    out = {
+    return {
         "n": len(rows),
         "SR2": _mean([float(r[1].values["exact"] or 0.0) for r in rows]),
         "aSA": _mean([float(r[1].values["step_accuracy"] or 0.0) for r in rows]),
         "connectivity": _mean(conn),
     }
-    if rows and "crashed" in rows[0][1].values:
-        out["crashed"] = sum(1 for r in rows if r[1].values.get("crashed"))
-    return out
 
 
 def rle_score(sample: Sample, response: str | None) -> SampleScore:

@@ -58,6 +58,7 @@ from evaluators.navigation import (
     score_route,
 )
 from evaluators.numeric import MAX_ANSWER_CHARS, MAX_MAGNITUDE
+from evaluators.published import srn as published_srn
 from tests.gps_scores import score_gps
 
 S, L, R = "continue straight", "turn left", "turn right"
@@ -248,9 +249,10 @@ def _score_everything(samples: list[Sample], answer: str) -> None:
                 a, b = parse_road_pair(answer)
                 assert isinstance(a, str) and isinstance(b, str)
         if s.task == "srn":
-            for mode in ("cartoqa", "original"):
-                with contextlib.suppress(AnswerParseError):
-                    assert all(isinstance(step, str) for step in parse_route(answer, mode=mode))
+            with contextlib.suppress(AnswerParseError):
+                assert all(isinstance(step, str) for step in parse_route(answer))
+            with contextlib.suppress(AnswerParseError, ValueError):  # the published parser's
+                assert all(isinstance(step, str) for step in published_srn.parse(answer))
             sc = score_route(truth, answer)
             assert 0.0 <= sc.step_accuracy <= 1.0 and isinstance(sc.exact, bool)
             assert sc.connected in (True, False, None)

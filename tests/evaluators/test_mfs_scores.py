@@ -1,23 +1,24 @@
-"""MFS scoring: what models write, the default rule, and the published arithmetic
-("original" mode) recomputed by hand."""
+"""MFS scoring: what models write and the default rule; the published arithmetic ("original"
+mode) through the registered scorer, ``get_task("mfs").scorer("original")``
+(``evaluators.published.mfs``'s parser itself: ``tests/evaluators/published/test_mfs.py``)."""
 
 from __future__ import annotations
 
 import math
-import random
 
 import pytest
 
 from cartoqa.records import ChoiceTruth, Metadata, Prompt, Provenance, Sample, SampleScore
+from cartoqa.tasks.release.features import ORIGINAL_SEED
+from cartoqa.tasks.spec import get_task
 from evaluators import AnswerParseError
 from evaluators.mfs import (
     format_mfs,
     mfs_metrics,
     mfs_score,
-    mfs_score_original,
     parse_mfs,
 )
-from evaluators.poi import ORIGINAL_SEED
+from evaluators.published import rng_for
 
 OPTIONS = {"A": "Road", "B": "Cafe", "C": "Bank", "D": "Fast food", "E": "Park"}
 
@@ -35,9 +36,15 @@ def mfs(answer: str = "C", id_: str = "mfs-1", options: dict[str, str] | None = 
     )
 
 
-def _drawn(id_: str, letters: str = "ABCDE") -> str:
-    """The original mode's fall-back, by its stated rule."""
-    return random.Random(f"{ORIGINAL_SEED}:{id_}").choice(sorted(letters))
+def original(sample: Sample, answer: str | None) -> SampleScore:
+    """The registered "original" scorer of MFS."""
+    return get_task("mfs").scorer("original")(sample, answer)
+
+
+def _drawn(id_: str) -> str:
+    """The published fall-back: a letter of A-E drawn from ``rng_for(seed, key)``; a cartoqa
+    sample's key is its id."""
+    return "ABCDE"[rng_for(ORIGINAL_SEED, id_).randint(0, 4)]
 
 
 # ------------------------------------------------------------------ default mode: reading
@@ -174,8 +181,9 @@ def test_hostile_answers_are_unreadable(answer):
 
 def test_hostile_answers_in_original_mode_finish():
     for answer in ("C" * (1 << 20), "correct answer is" + " " * 900_000, "[" * 999_999):
-        sc = mfs_score_original(mfs("C", "h1"), answer)
-        assert sc.parsed is not None and len(sc.parsed) == 1
+        sc = original(mfs("C", "h1"), answer)
+        assert sc.values["correct"] in (0.0, 1.0)
+        assert sc.parsed is None or len(sc.parsed) == 1
 
 
 def test_format_is_the_letter_and_reads_back():
@@ -183,80 +191,93 @@ def test_format_is_the_letter_and_reads_back():
         sample = mfs(letter)
         assert format_mfs(sample) == letter
         assert mfs_score(sample, format_mfs(sample)).correct is True
-        assert mfs_score_original(sample, format_mfs(sample)).correct is True
+        assert original(sample, format_mfs(sample)).correct is True
 
 
 # ------------------------------------------------------------------ original mode
 
+# (answer, the letter the published parser stores; None: none, so a letter is drawn)
+ORIGINAL_READS = [
+    ("C", "C"),
+    ("C) Bank", "C"),
+    ("C\nBecause of the dollar sign.", "C"),
+    ("Correct answer is B", "C"),  # its first character is one of A-E
+    ("I think C", None),  # a first character that is no letter A-E reads nothing
+    ("**C**", None),
+    ("(C)", None),
+    ("c", None),  # not upper-cased
+    (" C", "C"),  # the reply is stripped first
+    ("The answer is C.", None),
+    ("Bank", "B"),  # any leading A-E, a word's initial included
+    ("F", None),
+    ("The correct answer is C.", "C"),
+    ("The correct answer is **(C)** Bank", None),  # more than a letter after the phrase
+    ("Looking closely, the correct answer is: c", None),  # no space after it: the parser raises
+    ("The correct answer is Bank.", None),
+    ("A: the correct answer is D", "A"),  # the first character wins over the phrase
+    ("The correct answer is C, or rather the correct answer is D", None),
+]
 
-@pytest.mark.parametrize(
-    ("answer", "read"),
-    [
-        ("C", "C"),
-        ("C) Bank", "C"),
-        ("C\nBecause of the dollar sign.", "C"),
-        ("Correct answer is B", "C"),  # case-sensitive phrase: the first character, "C"
-        ("I think C", "I"),  # the first character, an option or not
-        ("**C**", "*"),
-        ("(C)", "("),
-        ("c", "c"),  # not upper-cased
-        (" C", " "),  # not stripped
-        ("The answer is C.", "T"),
-        ("Bank", "B"),
-        ("F", "F"),
-        ("The correct answer is C.", "C"),
-        ("The correct answer is **(C)** Bank", "C"),
-        ("Looking closely, the correct answer is: c", "c"),
-        ("The correct answer is Bank.", "B"),  # the first letter after the phrase
-        ("A: the correct answer is D", "D"),  # the phrase wins over the first character
-        ("The correct answer is C, or rather the correct answer is D", "C"),  # its first
-    ],
-)
+
+@pytest.mark.parametrize(("answer", "read"), ORIGINAL_READS)
 def test_original_reads_as_published(answer, read):
-    sc = mfs_score_original(mfs("C"), answer)
+    sc = original(mfs("C", "mfs-r"), answer)
     assert sc.parsed == read
-    assert sc.values["drawn_at_random"] == 0.0 and sc.values["unanswered"] == 0.0
-    assert sc.correct is (read == "C")
-    assert sc.why == (None if read == "C" else "wrong")
+    assert sc.values["drawn"] == (0.0 if read else 1.0)
+    letter = read or _drawn("mfs-r")
+    assert sc.correct is (letter == "C") and sc.values["correct"] == float(letter == "C")
+    if read:
+        assert sc.why == (None if read == "C" else f"answer {read!r}, correct 'C'")
 
 
 def test_original_first_character_quirk_against_the_default():
-    # a prose answer is wrong in the original mode (its first character is compared, not
-    # drawn) and right in the default one
+    # a prose answer reads no letter in the original mode (a letter is drawn), or its first
+    # character when that is one of A-E ("Answer: C" reads "A"), and is right in the default one
     sample = mfs("C")
-    for answer in ("I think C", "The answer is C.", "**C**", "Answer: C"):
-        original = mfs_score_original(sample, answer)
-        assert original.correct is False and original.values["drawn_at_random"] == 0.0
+    for answer in ("I think C", "The answer is C.", "**C**"):
+        assert original(sample, answer).values["drawn"] == 1.0
         assert mfs_score(sample, answer).correct is True
+    assert original(sample, "Answer: C").parsed == "A"
+    assert original(sample, "Answer: C").correct is False
+    assert mfs_score(sample, "Answer: C").correct is True
     # and an answer whose first character happens to be the truth's is right there
-    assert mfs_score_original(sample, "Cafe, I think").correct is True
+    assert original(sample, "Cafe, I think").correct is True
     assert mfs_score(sample, "Cafe, I think").correct is False
 
 
-@pytest.mark.parametrize("answer", ["", None, "The correct answer is", "the correct answer is 3."])
-def test_original_draws_when_the_answer_is_empty(answer):
+@pytest.mark.parametrize(
+    ("answer", "crashes"),
+    [
+        ("", True),
+        (None, True),
+        ("The correct answer is", True),
+        ("the correct answer is 3.", False),
+    ],
+)
+def test_original_draws_when_no_letter_is_read(answer, crashes):
     sample = mfs("C", "mfs-7")
-    sc = mfs_score_original(sample, answer)
-    assert sc.values["drawn_at_random"] == 1.0 and sc.values["unanswered"] == 0.0
-    assert sc.parsed == _drawn("mfs-7")
-    assert sc.correct is (sc.parsed == "C")
-    assert sc.why == (None if sc.correct else "wrong (drawn at random)")
+    sc = original(sample, answer)
+    assert sc.values["drawn"] == 1.0 and sc.parsed is None
+    # the published parser raises on an empty reply and on the phrase with no space after it
+    assert sc.values["crashed"] == float(crashes)
+    assert sc.correct is (_drawn("mfs-7") == "C")
+    assert sc.correct or crashes or f"drew {_drawn('mfs-7')!r}" in sc.why
 
 
-def test_original_draw_is_seeded_per_sample():
+def test_original_draw_is_seeded_per_sample_from_a_to_e():
     ids = [f"mfs-{i}" for i in range(40)]
-    first = [mfs_score_original(mfs("C", i), None).parsed for i in ids]
-    again = [mfs_score_original(mfs("C", i), "").parsed for i in ids]
+    first = [original(mfs("C", i), None).correct for i in ids]
+    again = [original(mfs("C", i), "").correct for i in ids]
     assert first == again  # stable across calls (and the same for no response and "")
-    assert first == [_drawn(i) for i in ids]
+    assert first == [_drawn(i) == "C" for i in ids]
     assert len(set(first)) > 1  # differs by sample id
-    assert set(first) <= set("ABCDE")
-
-
-def test_original_draws_from_the_sample_options():
-    sample = mfs("B", "two-options", options={"A": "Bank", "B": "Cafe"})
-    sc = mfs_score_original(sample, "")
-    assert sc.parsed == _drawn("two-options", "AB")
+    # the published draw is from A-E whatever the options: a two-option sample draws C-E too
+    two = {"A": "Bank", "B": "Cafe"}
+    for i in ids:
+        sc = original(mfs("B", i, options=two), "none of these")
+        assert sc.correct is (_drawn(i) == "B")
+        assert sc.correct or f"drew {_drawn(i)!r}" in sc.why
+    assert {_drawn(i) for i in ids} - {"A", "B"}
 
 
 # ------------------------------------------------------------------ metrics
@@ -273,13 +294,11 @@ def test_metrics_default_by_hand():
 def test_metrics_original_by_hand():
     ids = ["o0", "o1", "o2", "o3", "o4"]
     answers = ["C", "I think C", "", None, "B"]
-    rows = [
-        (mfs("C", i), mfs_score_original(mfs("C", i), a)) for i, a in zip(ids, answers, strict=True)
-    ]
-    # right: "C", and each drawn one ("" and None) that drew C
-    right = 1 + sum(_drawn(i) == "C" for i in ("o2", "o3"))
-    m = mfs_metrics(rows)
-    assert m == {"n": 5, "accuracy": right / 5, "unanswered": 0, "drawn_at_random": 2}
+    rows = [(mfs("C", i), original(mfs("C", i), a)) for i, a in zip(ids, answers, strict=True)]
+    # right: "C", and each drawn one ("I think C", "" and None) that drew C
+    right = 1 + sum(_drawn(i) == "C" for i in ("o1", "o2", "o3"))
+    table = get_task("mfs").scores_table(rows, mode="original")["all"]
+    assert table == {"n": 5, "accuracy": right / 5, "crashed": 2, "drawn at random": 3}
 
 
 def test_metrics_on_made_scores_and_none():
@@ -287,12 +306,12 @@ def test_metrics_on_made_scores_and_none():
         return mfs("C"), SampleScore(correct=right, values=values)
 
     rows = [
-        made(True, correct=1.0, unanswered=0.0, drawn_at_random=1.0),
-        made(False, correct=0.0, unanswered=0.0, drawn_at_random=0.0),
-        made(False, correct=0.0, unanswered=0.0, drawn_at_random=1.0),
-        made(True, correct=1.0, unanswered=0.0, drawn_at_random=0.0),
+        made(True, correct=1.0, unanswered=0.0),
+        made(False, correct=0.0, unanswered=1.0),
+        made(False, correct=0.0, unanswered=0.0),
+        made(True, correct=1.0, unanswered=0.0),
     ]
-    assert mfs_metrics(rows) == {"n": 4, "accuracy": 0.5, "unanswered": 0, "drawn_at_random": 2}
+    assert mfs_metrics(rows) == {"n": 4, "accuracy": 0.5, "unanswered": 1}
     empty = mfs_metrics([])
-    assert empty["n"] == 0 and empty["unanswered"] == 0 and math.isnan(empty["accuracy"])
-    assert "drawn_at_random" not in empty
+    assert empty == {"n": 0, "accuracy": empty["accuracy"], "unanswered": 0}
+    assert math.isnan(empty["accuracy"])

@@ -1,11 +1,11 @@
 """STMF and MTMF scoring: what models write, the default rules, and the published arithmetic
-("original" mode) recomputed by hand."""
+("original" mode: the tasks' registered scorers, ``evaluators.published`` through
+``cartoqa.tasks.release.features``) recomputed by hand."""
 
 from __future__ import annotations
 
 import json
 import math
-import random
 import time
 
 import pytest
@@ -20,28 +20,30 @@ from cartoqa.records import (
     Provenance,
     Sample,
 )
+from cartoqa.records.feature_types import FEATURE_TYPES
+from cartoqa.tasks.spec import get_task
 from evaluators import AnswerParseError
 from evaluators.poi import (
-    ORIGINAL_COUNT_RANGE,
-    ORIGINAL_SEED,
     count_metrics,
     count_score,
-    count_score_original,
     mtmf_metrics,
     mtmf_score,
-    mtmf_score_original,
     name_key,
     names_metrics,
     names_score,
-    names_score_original,
     parse_count,
     parse_feature_map,
     parse_names,
     parse_presence,
     presence_metrics,
     presence_score,
-    presence_score_original,
 )
+
+
+def original(task: str):
+    """The task's registered "original" scorer (``evaluators.published`` through
+    ``cartoqa.tasks.release.features``)."""
+    return get_task(task).scorer("original")
 
 
 def _sample(truth, task: str, id_: str = "s1") -> Sample:
@@ -435,21 +437,40 @@ def test_mtmf_r2_edge_cases_and_metrics():
 ORACLE_NAMES = [[], ["Café Noir"], ["Café Noir", "", "Blue Bottle"], ["McDonald's", "Subway"]]
 
 
+def full(features: dict[str, FeatureCount], id_: str = "m1") -> Sample:
+    """An MTMF map whose truth lists all 22 types, as a built dataset's does (the published
+    evaluator reads every one of them from the reply)."""
+    every = {t: FeatureCount(count=0) for t in FEATURE_TYPES} | features
+    return table(every, id_)
+
+
+def original_table(task: str, rows) -> dict[str, float]:
+    """The "all" row of the task's original-mode table (the published table)."""
+    return get_task(task).scores_table(rows, mode="original")["all"]
+
+
 def test_the_oracle_scores_one_on_every_metric_in_both_modes():
     samples = [presence(v, f"p{v}") for v in (True, False)]
-    for score in (presence_score, presence_score_original):
-        rows = [
-            (s, score(s, ("Yes" if s.ground_truth.value else "No") + "\nAn icon.")) for s in samples
-        ]
-        extra = {"drawn_at_random": 0.0} if score is presence_score_original else {}
-        assert presence_metrics(rows) == {"n": 2.0, **ALL_ONE_PRESENCE, "unanswered": 0.0, **extra}
+    rows = [
+        (s, presence_score(s, ("Yes" if s.ground_truth.value else "No") + "\nAn icon."))
+        for s in samples
+    ]
+    assert presence_metrics(rows) == {"n": 2.0, **ALL_ONE_PRESENCE, "unanswered": 0.0}
+    score = original("stmf_presence")
+    rows = [
+        (s, score(s, ("Yes" if s.ground_truth.value else "No") + "\nAn icon.")) for s in samples
+    ]
+    want = {"n": 2, **ALL_ONE_PRESENCE, "crashed": 0, "drawn at random": 0}
+    assert original_table("stmf_presence", rows) == want
     rows = [(s, presence_score(s, s.ground_truth.answer_text())) for s in samples]
     assert presence_metrics(rows)["f1"] == 1.0  # "FINAL ANSWER: yes"
 
     counts = [count(v, id_=f"c{v}") for v in (0, 1, 3, 16)]
-    for score in (count_score, count_score_original):
-        m = count_metrics([(s, score(s, s.ground_truth.answer_text())) for s in counts])
-        assert (m["rmse"], m["mae"], m["r2"], m["unanswered"]) == (0.0, 0.0, 1.0, 0.0)
+    m = count_metrics([(s, count_score(s, s.ground_truth.answer_text())) for s in counts])
+    assert (m["rmse"], m["mae"], m["r2"], m["unanswered"]) == (0.0, 0.0, 1.0, 0.0)
+    score = original("stmf_count")
+    row = original_table("stmf_count", [(s, score(s, str(s.ground_truth.value))) for s in counts])
+    assert (row["rmse"], row["r2"], row["crashed"], row["drawn at random"]) == (0, 1, 0, 0)
     assert (
         count_metrics(
             [(s, count_score(s, f"FINAL ANSWER: {s.ground_truth.value}")) for s in counts]
@@ -458,9 +479,12 @@ def test_the_oracle_scores_one_on_every_metric_in_both_modes():
     )
 
     samples = [names(n, id_=f"n{i}") for i, n in enumerate(ORACLE_NAMES)]
-    for score in (names_score, names_score_original):
-        m = names_metrics([(s, score(s, _lines_answer(s.ground_truth.names))) for s in samples])
-        assert (m["precision"], m["recall"], m["f1"], m["unanswered"]) == (1.0, 1.0, 1.0, 0.0)
+    m = names_metrics([(s, names_score(s, _lines_answer(s.ground_truth.names))) for s in samples])
+    assert (m["precision"], m["recall"], m["f1"], m["unanswered"]) == (1.0, 1.0, 1.0, 0.0)
+    score = original("stmf_names")
+    rows = [(s, score(s, _lines_answer(s.ground_truth.names))) for s in samples]
+    row = original_table("stmf_names", rows)
+    assert (row["precision"], row["recall"], row["f1"], row["crashed"]) == (1, 1, 1, 0)
     m = names_metrics([(s, names_score(s, s.ground_truth.answer_text())) for s in samples])
     assert m["f1"] == m["fuzzy_f1"] == 1.0
 
@@ -469,10 +493,14 @@ def test_the_oracle_scores_one_on_every_metric_in_both_modes():
         "atm": FeatureCount(count=1, names=[]),
         "coffee_shop": FeatureCount(count=1, names=["Café Noir"]),
     }
-    maps = [table(named, "m1"), table({}, "m2")]
-    for score in (mtmf_score, mtmf_score_original):
-        m = mtmf_metrics([(s, score(s, s.ground_truth.answer_text())) for s in maps])
-        assert (m["rmse"], m["r2"], m["precision"], m["recall"], m["f1"]) == (0, 1, 1, 1, 1)
+    maps = [full(named, "m1"), full({}, "m2")]
+    m = mtmf_metrics([(s, mtmf_score(s, s.ground_truth.answer_text())) for s in maps])
+    assert (m["rmse"], m["r2"], m["precision"], m["recall"], m["f1"]) == (0, 1, 1, 1, 1)
+    spec = get_task("mtmf")
+    rows = [(s, original("mtmf")(s, spec.answer_format(s))) for s in maps]
+    row = original_table("mtmf", rows)
+    assert (row["rmse"], row["r2"], row["precision"], row["recall"], row["f1"]) == (0, 1, 1, 1, 1)
+    assert all(sc.correct for _, sc in rows)
     assert mtmf_score(table(MTMF), table(MTMF).ground_truth.answer_text()).correct
 
 
@@ -480,15 +508,16 @@ def test_quirks_of_the_published_arithmetic_on_oracle_answers():
     # two features of one name: precision counts the repeat against the set
     s = names(["Starbucks", "Starbucks"])
     assert names_score(s, "Starbucks\nStarbucks").values["f1"] == 1.0
-    assert names_score_original(s, "Starbucks\nStarbucks").values["precision"] == 0.5
+    assert original("stmf_names")(s, "Starbucks\nStarbucks").values["precision"] == 0.5
     # one unnamed feature: the answer's `""` is dropped by the published parser, and the
     # truth, as the release's lists hold it, is names only: nothing against nothing, 1
-    v = names_score_original(names([""]), '""').values
+    v = original("stmf_names")(names([""]), '""').values
     assert (v["precision"], v["recall"], v["f1"]) == (1.0, 1.0, 1.0)
-    v = names_score_original(names(["", "A"]), '""\nA').values
+    v = original("stmf_names")(names(["", "A"]), '""\nA').values
     assert (v["precision"], v["recall"]) == (1.0, 1.0)
     # MTMF: the truth's empty names are not pooled either, so the oracle's recall is whole
-    v = mtmf_score_original(table(MTMF), table(MTMF).ground_truth.answer_text()).values
+    s = full(MTMF)
+    v = original("mtmf")(s, get_task("mtmf").answer_format(s)).values
     assert v["recall"] == 1.0 and v["precision"] == 1.0
 
 
@@ -496,95 +525,110 @@ def test_quirks_of_the_published_arithmetic_on_oracle_answers():
 
 
 def test_original_names_recall_is_a_substring_of_the_raw_response():
-    v = names_score_original(names(["Café Noir"]), "I see Café Noir's terrace").values
+    score = original("stmf_names")
+    v = score(names(["Café Noir"]), "I see Café Noir's terrace").values
     assert (v["precision"], v["recall"], v["f1"]) == (0.0, 1.0, 0.0)
     # exact and case-sensitive: the default mode reads the line as a name and finds none
-    v = names_score_original(names(["Café Noir"]), "café noir").values
+    v = score(names(["Café Noir"]), "café noir").values
     assert (v["precision"], v["recall"]) == (0.0, 0.0)
     assert names_score(names(["Café Noir"]), "café noir").correct
 
 
 def test_original_names_precision_with_duplicates_and_the_empty_rules():
-    v = names_score_original(names(["A"]), "A\nA").values
+    score = original("stmf_names")
+    v = score(names(["A"]), "A\nA").values
     assert v["precision"] == 0.5 and v["recall"] == 1.0 and v["f1"] == pytest.approx(2 / 3)
     assert names_score(names(["A"]), "A\nA").values["precision"] == 0.5
     # numbering and * removed, the last item's "." dropped, `""` dropped
-    v = names_score_original(names(["A", "B", ""]), '1. **A**\n""\n2. B.').values
+    v = score(names(["A", "B", ""]), '1. **A**\n""\n2. B.').values
     assert (v["precision"], v["recall"]) == (1.0, 1.0)
     # only the last item loses its ".": here that is `""`, so "B." stays wrong
-    v = names_score_original(names(["A", "B", ""]), '1. **A**\n2. B.\n""').values
+    v = score(names(["A", "B", ""]), '1. **A**\n2. B.\n""').values
     assert (v["precision"], v["recall"]) == (0.5, 1.0)
+    # a blank line between names is an item of its own, "" (the published parser keeps it)
+    v = score(names(["A", "B"]), "A\n\nB").values
+    assert (v["precision"], v["recall"]) == (pytest.approx(2 / 3), 1.0)
     for none in ("There are no coffee shops.", "None", "I am unable to read the labels"):
-        assert names_score_original(names([]), none).values["f1"] == 1.0
-        v = names_score_original(names(["A"]), none).values
+        assert score(names([]), none).values["f1"] == 1.0
+        v = score(names(["A"]), none).values
         assert (v["precision"], v["f1"]) == (0.0, 0.0)
     # pred empty, truth empty: 1; true empty: recall 1 whatever is said
-    v = names_score_original(names([]), "Starbucks").values
+    v = score(names([]), "Starbucks").values
     assert (v["precision"], v["recall"], v["f1"]) == (0.0, 1.0, 0.0)
     # optional names do not exist in this mode
-    v = names_score_original(names(["A"], optional=["B"]), "A\nB").values
+    v = score(names(["A"], optional=["B"]), "A\nB").values
     assert v["precision"] == 0.5
 
 
 def test_original_presence_reads_the_first_line_only_else_draws():
+    score = original("stmf_presence")
     s = presence(True, "p-seed")
-    assert presence_score_original(s, "**Yes.**\nbecause").values["drawn_at_random"] == 0.0
-    assert presence_score_original(s, "- yes").correct
+    assert score(s, "**Yes.**\nbecause").values["drawn"] == 0.0
+    assert score(s, "- yes").correct
     # "no" as a prefix: "Not sure" is read as no
-    assert presence_score_original(s, "Not sure").values["predicted"] == 0.0
-    # an answer on the second line is not read
-    first = presence_score_original(s, "Looking at the map...\nYes")
-    again = presence_score_original(s, "Looking at the map...\nYes")
-    assert first.values["drawn_at_random"] == 1.0 and first == again
-    want = random.Random(f"{ORIGINAL_SEED}:{s.id}").choice(("yes", "no"))
-    assert first.parsed == want
-    assert presence_score_original(s, None).values["drawn_at_random"] == 1.0
-    m = presence_metrics([(s, first), (presence(False, "q"), presence_score_original(s, "No"))])
-    assert m["drawn_at_random"] == 1.0
+    assert score(s, "Not sure").values["pred"] == 0.0
+    # an answer on the second line is not read: a seeded draw, the same each time
+    first = score(s, "Looking at the map...\nYes")
+    again = score(s, "Looking at the map...\nYes")
+    assert first.values["drawn"] == 1.0 and first == again
+    assert first.parsed in ("yes", "no")
+    assert score(s, None).values["drawn"] == 1.0
+    rows = [(s, first), (presence(False, "q"), score(presence(False, "q"), "No"))]
+    assert original_table("stmf_presence", rows)["drawn at random"] == 1
 
 
 def test_original_count_reads_the_first_line_or_there_are_else_draws():
+    score = original("stmf_count")
     s = count(3, optional=1, id_="c-seed")
-    assert count_score_original(s, "3").values == {
-        "predicted": 3.0,
-        "truth": 3.0,
-        "error": 0.0,
-        "drawn_at_random": 0.0,
+    assert score(s, "3").values == {
+        "true": 3.0,
+        "pred": 3.0,
+        "crashed": 0.0,
+        "drawn": 0.0,
     }
-    assert count_score_original(s, "4").correct is False  # no optional range here
-    assert count_score_original(s, "3.5").values["predicted"] == 35.0  # "." removed
-    assert count_score_original(s, "1,234").values["predicted"] == 1234.0
-    assert count_score_original(s, "Looking.\nThere are five banks.").values["predicted"] == 5.0
-    assert count_score_original(s, "I see:\nThere is 1 bank").values["predicted"] == 1.0
-    drawn = count_score_original(s, "I see a few banks.")
-    assert drawn.values["drawn_at_random"] == 1.0
-    assert drawn == count_score_original(s, "I see a few banks.")
-    rng = random.Random(f"{ORIGINAL_SEED}:{s.id}")
-    assert drawn.values["predicted"] == rng.randint(*ORIGINAL_COUNT_RANGE)
-    draws = {
-        count_score_original(count(3, id_=f"c{i}"), "?").values["predicted"] for i in range(60)
-    }
+    assert score(s, "4").correct is False  # no optional range here
+    assert score(s, "3.5").values["pred"] == 35.0  # "." removed
+    assert score(s, "1,234").values["pred"] == 1234.0
+    assert score(s, "Looking.\nThere are five banks.").values["pred"] == 5.0
+    assert score(s, "I see:\nThere is 1 bank").values["pred"] == 1.0
+    drawn = score(s, "I see a few banks.")
+    assert drawn.values["drawn"] == 1.0
+    assert drawn == score(s, "I see a few banks.")
+    draws = {score(count(3, id_=f"c{i}"), "?").values["pred"] for i in range(60)}
     assert draws <= set(map(float, range(17))) and len(draws) > 5
 
 
 def test_original_count_pooled_metrics_are_sklearns():
     truths, answers = [1, 2, 3, 0], ["1", "2", "5", "There are 2 banks"]
     rows = [
-        (count(t, id_=f"c{i}"), count_score_original(count(t, id_=f"c{i}"), a))
+        (count(t, id_=f"c{i}"), original("stmf_count")(count(t, id_=f"c{i}"), a))
         for i, (t, a) in enumerate(zip(truths, answers, strict=True))
     ]
-    m = count_metrics(rows)
-    pred = [r[1].values["predicted"] for r in rows]
-    assert pred == [1.0, 2.0, 5.0, 2.0] and m["drawn_at_random"] == 0.0
-    assert m["rmse"] == pytest.approx(math.sqrt(8 / 4)) and m["mae"] == 1.0
-    assert m["r2"] == pytest.approx(1 - 8 / 5)
+    row = original_table("stmf_count", rows)
+    pred = [r[1].values["pred"] for r in rows]
+    assert pred == [1.0, 2.0, 5.0, 2.0] and row["drawn at random"] == 0
+    assert row["rmse"] == pytest.approx(math.sqrt(8 / 4))
+    assert row["r2"] == pytest.approx(1 - 8 / 5)
     metrics = pytest.importorskip("sklearn.metrics")
-    assert m["r2"] == pytest.approx(metrics.r2_score(truths, pred))
-    assert m["rmse"] == pytest.approx(math.sqrt(metrics.mean_squared_error(truths, pred)))
+    assert row["r2"] == pytest.approx(metrics.r2_score(truths, pred))
+    assert row["rmse"] == pytest.approx(math.sqrt(metrics.mean_squared_error(truths, pred)))
+
+
+def _mtmf_reply(**given: tuple[int, list[str]]) -> str:
+    """A reply the published parser reads: one JSON object naming all 22 types."""
+    reply = {t: {"count": 0, "names": []} for t in FEATURE_TYPES}
+    reply |= {t: {"count": c, "names": n} for t, (c, n) in given.items()}
+    return json.dumps(reply)
 
 
 def test_original_mtmf_against_a_hand_computation_and_crashes():
-    v = mtmf_score_original(table(MTMF), MTMF_ANSWER).values
+    s = full(MTMF)
+    answer = _mtmf_reply(
+        bank=(3, ["Nordea"]),
+        coffee_shop=(2, ["Café Noir", "Espresso Bar"]),
+        restaurant=(1, ["Pizza Hut"]),
+    )
+    v = original("mtmf")(s, answer).values
     # errors 1 (bank), 1 (coffee: no optional range), 1 (restaurant)
     sst = 5 - 22 * (3 / 22) ** 2
     assert v["rmse"] == pytest.approx(math.sqrt(3 / 22)) and v["r2"] == pytest.approx(1 - 3 / sst)
@@ -593,17 +637,21 @@ def test_original_mtmf_against_a_hand_computation_and_crashes():
     assert v["precision"] == 0.5 and v["recall"] == 1.0
     assert v["f1"] == pytest.approx(2 * 0.5 * 1.0 / (0.5 + 1.0))
     metrics = pytest.importorskip("sklearn.metrics")
-    types = list(parse_feature_map(table(MTMF), MTMF_ANSWER))
-    got = parse_feature_map(table(MTMF), MTMF_ANSWER)
-    y = [MTMF[t].count if t in MTMF else 0 for t in types]
-    p = [got[t]["count"] for t in types]
+    y = [MTMF[t].count if t in MTMF else 0 for t in FEATURE_TYPES]
+    p = [{"bank": 3, "coffee_shop": 2, "restaurant": 1}.get(t, 0) for t in FEATURE_TYPES]
     assert v["r2"] == pytest.approx(metrics.r2_score(y, p))
-    crashed = mtmf_score_original(table(MTMF), "Sorry, no JSON.")
-    assert crashed.values["crashed"] == 1.0 and crashed.values["predicted"] is None
-    m = mtmf_metrics(
-        [(table(MTMF), crashed), (table(MTMF), mtmf_score_original(table(MTMF), "{}"))]
-    )
-    assert m["crashed"] == 1.0 and m["unanswered"] == 1
+    # the published parser reads the whole reply as JSON: text around it, or a type left out,
+    # makes the published evaluator crash; scored as the empty answer
+    empty = original("mtmf")(s, _mtmf_reply()).values
+    for reply in ("Sorry, no JSON.", MTMF_ANSWER, "{}"):
+        crashed = original("mtmf")(s, reply)
+        assert crashed.values["crashed"] == 1.0 and crashed.correct is False
+        assert {k: crashed.values[k] for k in ("rmse", "r2")} == {
+            k: empty[k] for k in ("rmse", "r2")
+        }
+        assert crashed.values["f1"] == 0.0
+    row = original_table("mtmf", [(s, original("mtmf")(s, r)) for r in ("Sorry.", "{}")])
+    assert row["crashed"] == 2
 
 
 # ------------------------------------------------------------------ hostile answers
@@ -616,10 +664,10 @@ def test_original_mtmf_against_a_hand_computation_and_crashes():
         (count_score, count(3)),
         (names_score, names(["A"])),
         (mtmf_score, table(MTMF)),
-        (presence_score_original, presence(True)),
-        (count_score_original, count(3)),
-        (names_score_original, names(["A"])),
-        (mtmf_score_original, table(MTMF)),
+        (original("stmf_presence"), presence(True)),
+        (original("stmf_count"), count(3)),
+        (original("stmf_names"), names(["A"])),
+        (original("mtmf"), table(MTMF)),
     ],
     ids=lambda x: x[0].__name__,
 )

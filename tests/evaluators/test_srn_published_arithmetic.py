@@ -4,9 +4,10 @@ Each case is a reply, the list the published parser stores for it in the
 release layout, and the published SR^2, aSA and connectivity, worked out
 by hand below from the rules in shared/spec/cartomapqa-release.md (never
 from the published code).  Both entry points are checked on every case:
-``score_route(..., mode="original")`` on the reply (what ``cartoqa score
+srn's registered "original" scorer on the reply (what ``cartoqa score
 --mode original`` uses) and ``score_release`` on the stored list (what
-``cartoqa score-release`` uses).
+``cartoqa score-release`` uses); the stored list is what
+``evaluators.published.srn.parse`` makes of the reply.
 
 The map, in (lat, lon) degrees::
 
@@ -27,6 +28,7 @@ is a change of 270 degrees: left).
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import json
 import random
@@ -37,15 +39,14 @@ from hypothesis import strategies as st
 
 from cartoqa.records import Metadata, Prompt, Provenance, RoadEdge, RoadNetwork, RouteTruth, Sample
 from cartoqa.scoring import score_run
-from evaluators.cartomapqa_release import score_release
+from cartoqa.tasks.spec import get_task
 from evaluators.navigation import (
-    parse_route,
     published_bearing,
     published_normalisation,
     published_parse,
     published_turn,
-    score_route,
 )
+from evaluators.published import srn as published_srn
 
 S, L, R = "continue straight", "turn left", "turn right"
 U = "make a U-turn and continue straight"
@@ -151,15 +152,69 @@ def write_release(tmp, answers, *, truth=TRUTH_TEXT, conj=None, zooms=None):
     return folders
 
 
+def score_release(responses, road_dict, road_conjunction) -> dict:
+    """The published arithmetic over the stored records (``evaluators.published.srn``, what
+    ``cartoqa score-release`` computes), its metrics named as they are beside cartoqa's; each
+    group's crashes counted."""
+    from evaluators.published import srn
+
+    names = sorted(p.name for p in responses.glob("*.json"))
+
+    def read(folder):
+        return {n: json.loads((folder / n).read_text()) for n in names}
+
+    ev = srn.evaluate(
+        [(n, json.loads((responses / n).read_text())) for n in names],
+        road_dicts=read(road_dict),
+        conjunctions=read(road_conjunction),
+    )
+    out = {}
+    for group, row in ev.table.items():
+        members = [i for i in ev.items if group == "all" or f"zoom={i.groups.get('zoom')}" == group]
+        out[group] = {
+            "n": row["n"],
+            "SR2 (original)": row["SR2"],
+            "aSA (original)": row["aSA"],
+            "connectivity (original)": row["connectivity"],
+            "crashed (original)": sum(i.crashed is not None for i in members),
+        }
+    return out
+
+
 def release_scores(tmp, answers, **kw) -> dict:
     f = write_release(tmp, answers, **kw)
     return score_release(f["responses"], f["road_dict"], f["road_conjunction"])["all"]
 
 
-def published_of(reply: str | None):
-    """The published scores of a reply on the fixture's truth, through score_route."""
-    sc = score_route(RouteTruth(steps=TRUTH, network=network()), reply, mode="original")
-    return sc
+@dataclasses.dataclass
+class Published:
+    exact: bool
+    step_accuracy: float
+    connected: bool
+    crash: str | None
+    why: str | None
+
+
+def published_of(reply: str | None, steps: list[str] = TRUTH) -> Published:
+    """The published scores of a reply on the fixture's truth, through srn's registered
+    "original" scorer (what ``cartoqa score --mode original`` uses)."""
+    sample = Sample(
+        id="srn-1",
+        task="srn",
+        prompt=Prompt(text="q"),
+        ground_truth=RouteTruth(steps=steps, network=network()),
+        metadata=Metadata(zoom=17, steps=len(steps)),
+        provenance=Provenance(generator="tests"),
+    )
+    sc = get_task("srn").scorer("original")(sample, reply)
+    crashed = bool(sc.values.get("crashed"))
+    return Published(
+        exact=bool(sc.values["exact"]),
+        step_accuracy=sc.values["step_accuracy"],
+        connected=bool(sc.values["connected"]),
+        crash=sc.why if crashed else None,
+        why=sc.why,
+    )
 
 
 # (reply, the list the published parser stores for it, SR^2, aSA, connectivity, crashes)
@@ -378,7 +433,7 @@ def test_a_stored_answer_scored_by_the_published_arithmetic(case, tmp_path):
 @pytest.mark.parametrize("case", list(CASES))
 def test_the_stored_list_is_what_the_published_parser_makes(case):
     reply, stored, *_ = CASES[case]
-    assert parse_route(reply, mode="original") == stored
+    assert published_srn.parse(reply) == stored
 
 
 def test_a_set_of_answers_averages_per_zoom_and_counts_the_crashes(tmp_path):
@@ -431,15 +486,16 @@ def test_a_missing_reply_is_the_empty_reply_and_the_parser_crash_is_counted():
     assert sc.crash and "IndexError" in sc.crash
 
 
-def test_the_truth_is_normalised_too(tmp_path):
+def test_the_truth_is_not_normalised(tmp_path):
+    """evaluate_srn.py splits route_directions on commas and compares: only the answer goes
+    through the continue-straight normalisation (in the published parser), so the truth itself
+    written out is not exact where it repeats a road after "continue straight"."""
     repeated = ["blue", S, "North Street", S, "North Street", R, "East Road", "red"]
-    # normalised, the truth is TRUTH again (n = 6), so TRUTH is exact with aSA 5/5; left as it is,
-    # k would be 3 and aSA 2/7
-    truth = RouteTruth(steps=repeated, network=network())
-    sc = score_route(truth, "[" + ", ".join(TRUTH) + "]", mode="original")
-    assert (sc.exact, sc.step_accuracy, sc.connected) == (True, 1.0, True)
+    # the answer is normalised to TRUTH, the truth is not: k = 3, aSA 2/7
+    sc = published_of("[" + ", ".join(repeated) + "]", steps=repeated)
+    assert (sc.exact, sc.step_accuracy) == (False, pytest.approx(2 / 7))
     got = release_scores(tmp_path, [TRUTH], truth="[" + ", ".join(repeated) + "]")
-    assert (got["SR2 (original)"], got["aSA (original)"]) == (1, 1.0)
+    assert (got["SR2 (original)"], got["aSA (original)"]) == (0, pytest.approx(2 / 7))
 
 
 def test_the_junction_table_is_read_next_then_previous(tmp_path):

@@ -3,8 +3,10 @@
 import pytest
 
 from cartoqa.errors import RouteError
-from cartoqa.records import RouteTruth
+from cartoqa.records import Prompt, Provenance, RouteTruth, Sample
+from cartoqa.tasks.spec import get_task
 from evaluators.navigation import parse_route, route_connected, score_route
+from evaluators.published import srn as published_srn
 from maps.routes import road_network, route_from_nodes, shortest_route
 from tests.maps.road_fixtures import graph, road
 
@@ -156,17 +158,25 @@ def test_connectivity_failures_say_why(answer, why):
 def test_road_names_with_commas_survive_parsing():
     steps = parse_route(f"Route: [blue, {L}, Boulevard Albert 1er, Monaco, {R}, Rue X, red]")
     assert steps == [BLUE, L, "Boulevard Albert 1er, Monaco", R, "Rue X", RED]
-    # the published scorer splits on commas
-    assert len(parse_route(f"[blue, {L}, Boulevard Albert 1er, Monaco, red]", mode="original")) == 5
+    # the published parser splits on commas
+    assert len(published_srn.parse(f"[blue, {L}, Boulevard Albert 1er, Monaco, red]")) == 5
 
 
 def test_original_mode_reproduces_the_zip_defect():
     truth = RouteTruth(steps=[BLUE, S, "A Street", R, "B Road", RED])
+    sample = Sample(
+        id="srn-zip",
+        task="srn",
+        prompt=Prompt(text="q"),
+        ground_truth=truth,
+        provenance=Provenance(generator="tests"),
+    )
+    original = get_task("srn").scorer("original")
     prefix = f"[blue, {S}, A Street]"
     assert not score_route(truth, prefix).exact
-    assert score_route(truth, prefix, mode="original").exact  # the published scorer's defect
+    assert original(sample, prefix).values["exact"] == 1.0  # the published scorer's defect
     longer = f"[blue, {S}, A Street, {R}, B Road, red, {L}, C Lane]"
-    assert score_route(truth, longer, mode="original").exact
+    assert original(sample, longer).values["exact"] == 1.0
     assert not score_route(truth, longer).exact
 
 
