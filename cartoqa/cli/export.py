@@ -100,7 +100,7 @@ def export(
             )
         except CartoqaError as exc:
             raise _fail(str(exc)) from None
-        for line in [*lines, "Map data © OpenStreetMap contributors (ODbL)."]:
+        for line in lines:  # the dataset's own attribution lines last
             typer.echo(line)
         return
     if to != "hf":

@@ -8,6 +8,7 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from cartoqa.errors import CartoqaError
 from cartoqa.stores._files import json_text, write_atomic
@@ -97,15 +98,16 @@ def score_release(
     ] = 0,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of tables.")] = False,
     items: Annotated[
-        Path | None, typer.Option(help="Also write every item's scores, both ways, as JSON lines.")
+        Path | None,
+        typer.Option(help="Also write every item's scores, both ways, one JSON object a line."),
     ] = None,
 ) -> None:
     """Score responses kept in the published CartoMapQA layout, both ways, for all six tasks.
 
     "original": the published evaluate_*.py's arithmetic on the records as stored, every
     quirk kept (its parsing, substring matches, dropped answers, averages, rounding);
-    its random fall-backs drawn from --seed and counted; answers it crashes on scored
-    and counted under "crashed". "cartoqa": the same raw responses read and scored by
+    its random fall-backs counted (MFS's drawn here from --seed); answers it crashes on
+    scored and counted under "crashed". "cartoqa": the same raw responses read and scored by
     cartoqa's own scorers. The task is found from the layout."""
     from cartoqa.tasks.release import score_release as do_score
 
@@ -121,7 +123,7 @@ def score_release(
         raise typer.Exit(2) from None
     if items is not None:
         lines = [
-            json_text({"release_task": name, **item}, default=str)
+            json_text({"release_task": name, **item}, indent=None, default=str)
             for name, sc in scores.items()
             for item in sc.items
         ]
@@ -143,8 +145,9 @@ def score_release(
             )
         if drawn and not math.isnan(drawn):
             console.print(
-                f"{int(drawn)} answer(s) unreadable to the published parser were drawn at "
-                f"random, as it does (seed {seed})"
+                f"{int(drawn)} answer(s) were drawn at random by the published code (MFS: as "
+                f"it scores, drawn here from --seed {seed}; STMF: as its parser read the "
+                "reply, the draw stored in the record)"
             )
         for note in sc.notes:
-            console.print(f"note: {note}")
+            console.print(f"note: {escape(note)}")

@@ -155,8 +155,8 @@ def _write(folder: Path, runs: list[dict]) -> None:
 
 
 def rich_table(title: str, table: dict) -> Table:
-    """Group -> metric -> value as a table, its columns from the first group's metrics."""
-    metrics = list(next(iter(table.values())).keys())
+    """Group -> metric -> value as a table, a column for each metric any group has."""
+    metrics = list(dict.fromkeys(m for values in table.values() for m in values))
     t = Table(title=title)
     t.add_column("group")
     for m in metrics:
@@ -167,6 +167,8 @@ def rich_table(title: str, table: dict) -> Table:
 
 
 def _fmt(v: object) -> str:
+    if v is None:
+        return "-"
     if isinstance(v, float):
         return "-" if math.isnan(v) else f"{v:.3f}"
     return str(v)

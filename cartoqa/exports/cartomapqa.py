@@ -5,11 +5,11 @@ release has, written by each task's ``ReleaseForm``) and ``Responses/<TASK>/<mod
 each run of the dataset found under the runs folder (the records the published
 ``get_response_*.py`` would have saved for those replies: its parser's ``Answer``/``Result``
 beside the raw ``Response``).  The published scripts then score cartoqa-built data as they
-score the release (``python eval.py --eval_dir OUT/Responses --model_name MODEL``, run from
-OUT so ``./Dataset/CartoMapQA`` resolves); ``cartoqa import-release OUT/Dataset/CartoMapQA``
-gives back the same samples (each question record carries its sample under "cartoqa", a key
-the published scripts do not read).  Tasks the release does not have (GPS tasks) are left
-out, and said so.
+score the release (``python evaluate_all_tasks.py --model_name MODEL``, run from OUT so
+``./Responses`` and ``./Dataset/CartoMapQA`` resolve); ``cartoqa import-release
+OUT/Dataset/CartoMapQA`` gives back the same samples (each question record carries its
+sample under "cartoqa", a key the published scripts do not read).  Tasks the release does
+not have (GPS tasks) are left out, and said so.
 """
 
 from __future__ import annotations
@@ -79,7 +79,11 @@ def export_cartomapqa(
                         replies,
                         staged.path / "Responses" / form.folder / name,
                     )
-        staged.marker = _FORMAT.marker_of(dataset, runs=models, left_out=left_out)
+        attribution = list(dataset.manifest.attribution)
+        (staged.path / "ATTRIBUTION.txt").write_text("\n".join(attribution) + "\n", "utf-8")
+        staged.marker = _FORMAT.marker_of(
+            dataset, runs=models, left_out=left_out, attribution=attribution
+        )
     head = [f"wrote {dataset.manifest.name} in the CartoMapQA release's layout to {target}"]
     head += lines
     if models:
@@ -89,4 +93,5 @@ def export_cartomapqa(
     if left_out:
         head.append(f"  left out (not tasks of the release): {', '.join(left_out)}")
     head += [f"  {p}" for p in problems]
+    head += list(dataset.manifest.attribution)
     return target, head

@@ -464,8 +464,14 @@ class RouteTruth(_Truth):
         return self
 
     def answer_text(self) -> str:
-        """This truth written as an answer in its kind's format (what the oracle writes)."""
-        return json.dumps(self.steps, ensure_ascii=False)  # the network is for scoring only
+        """This truth written as an answer in its kind's format (what the oracle writes): the
+        bare list the questions ask for, ``[blue, turn left, Rue X, red]``, which the published
+        CartoMapQA parser reads too (a road name's comma splits it there, in the truth alike);
+        a JSON list where a step holds a bracket or a quote, which the bare form cannot
+        carry."""
+        if any(c in step for step in self.steps for c in '[]"'):
+            return json.dumps(self.steps, ensure_ascii=False)
+        return "[" + ", ".join(self.steps) + "]"  # the network is for scoring only
 
 
 class IndicesTruth(_Truth):

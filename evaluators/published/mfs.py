@@ -90,5 +90,9 @@ def evaluate(records: Sequence[tuple[str, Any]], *, seed: int = 0) -> Evaluation
     if not items:
         notes.append("no questions: the published run divides by zero (ZeroDivisionError)")
     if any(i.crashed for i in items):
-        notes.append("the published run raises on the items marked crashed; scored here as wrong")
+        notes.append(
+            "the published code raises on the items marked crashed (its parser, on the reply: "
+            "get_response_mfs.py stops there; or its evaluator, on a record missing a field); "
+            "scored here by the stored answer, an empty one drawn for"
+        )
     return Evaluation("MFS", items, table(items), notes)

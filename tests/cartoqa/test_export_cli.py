@@ -15,6 +15,7 @@ MARKERS = {
     "inspect": "cartoqa_tasks.py",
     "vlmevalkit": "cartoqa_vlmeval.py",
     "lmms-eval": "utils.py",
+    "cartomapqa": "Dataset/CartoMapQA/MapNavigation/road_dict/000.json",
 }
 
 

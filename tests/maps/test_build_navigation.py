@@ -42,9 +42,13 @@ def test_each_task_builds_and_the_oracle_scores_perfectly(built, name):
     for s in ds:
         assert (ds.path / s.prompt.images[0]).stat().st_size > 50_000  # a real map
         assert s.provenance.extract_hash and s.provenance.style_version == "5.7.0"
-    scores = score_run(ds.samples, answers(ds, "oracle", folder / "runs"))
+    oracle = answers(ds, "oracle", folder / "runs")
+    scores = score_run(ds.samples, oracle)
     assert scores["srn"]["all"]["SR2"] == 1 and scores["srn"]["all"]["connectivity"] == 1
     assert scores["srn"]["all"]["aSA"] == 1
+    # the oracle writes the list the question asks for, which the published parser reads too
+    published = score_run(ds.samples, oracle, mode="original")["srn"]["all"]
+    assert (published["SR2"], published["aSA"], published["connectivity"]) == (1, 1, 1)
     assert scores["mml"]["all"]["accuracy"] == 1
     assert scores["rle"]["all m"]["mape"] == 0 and scores["rle"]["all ft"]["mape"] == 0
 
@@ -192,7 +196,7 @@ def test_the_release_layout_round_trip_of_a_built_dataset(built, name, tmp_path)
     the same samples; the published arithmetic the same both ways, oracle and random runs."""
     from tests.release.roundtrip import check_round_trip
 
-    _, ds, folder = built[name]
+    _, ds, _ = built[name]
     runs = tmp_path / "runs"
     answers(ds, "oracle", runs)
     answers(ds, "random", runs)

@@ -35,7 +35,7 @@ _TOP = (
 
 RELEASE_CREDIT = (
     "Questions, ground truth and maps: the CartoMapQA release (Ung et al., "
-    "github.com/ungquanghuy-kddi/CartoMapQA-Dataset); map data © OpenStreetMap contributors"
+    "github.com/ungquanghuy-kddi/CartoMapQA-Dataset)"
 )
 
 

@@ -164,10 +164,10 @@ def release_tables_lost(road_dict: Any, conjunction: Any, network: RoadNetwork) 
             lost.append(f"road_conjunction key {b!r} is lost")
             continue
         for a, pts in row.items():
-            got = conj[b].get(a)
-            if got is None or [str(p[0]) for p in got[:1]] != [str(p[0]) for p in pts[:1]]:
+            kept = conj[b].get(a)
+            if kept is None or [str(p[0]) for p in kept[:1]] != [str(p[0]) for p in pts[:1]]:
                 lost.append(
-                    f"junction {a!r} -> {b!r}: first node {pts[:1]} becomes {got and got[:1]}"
+                    f"junction {a!r} -> {b!r}: first node {pts[:1]} becomes {kept and kept[:1]}"
                 )
     for b, row in conj.items():
         for a in row:

@@ -750,8 +750,8 @@ def srn_key(sample: Sample) -> str:
 def _srn_tables(sample: Sample) -> tuple[list[Any], list[Any], dict, dict]:
     truth = sample.ground_truth
     assert isinstance(truth, RouteTruth)
-    if truth.network is None:
-        return [0, math.nan, math.nan], [0, math.nan, math.nan], {}, {}
+    if truth.network is None:  # older data: no road tables, so only an exact answer connects
+        return [0, None, None], [0, None, None], {}, {}
     return published_tables(truth.network)
 
 
@@ -911,14 +911,11 @@ def _srn_write_questions(samples: Sequence[Sample], dataset: Path, root: Path) -
         seen[n] = s.id
         truth = s.ground_truth
         assert isinstance(truth, RouteTruth)
-        if truth.network is None:
-            raise DatasetError(
-                f"sample {s.id}: its route has no road network, which the release's "
-                "road_dict/road_conjunction are made from; rebuild the dataset"
-            )
+        # a route with no road network (older data) gets empty road tables: the published
+        # check then connects an exact answer only, as cartoqa's cannot score connectivity
         _, _, conj, _ = _srn_tables(s)
         _write_json(base / "_routes" / f"{n}.json", {**_srn_route(s), "cartoqa": [_dump(s)]})
-        road_dict = road_links(truth.network)
+        road_dict = road_links(truth.network) if truth.network is not None else {}
         _write_json(base / "road_dict" / f"{n}.json", road_dict)
         _write_json(base / "road_conjunction" / f"{n}.json", conj)
         _copy_image(s, dataset, base / "_maps" / f"{n}.png")
