@@ -104,36 +104,7 @@ ORIGINAL_SEED = 0
 CARTOQA_KEY = "cartoqa"
 
 #: the release's type names, in the published order, -> cartoqa's feature types
-RELEASE_TYPES: dict[str, str] = dict(
-    zip(
-        (
-            "convenience store",
-            "supermarket",
-            "drug store/pharmacy",
-            "general clinic",
-            "hospital",
-            "restaurant",
-            "fast food store",
-            "coffee shop",
-            "ATM or cash point",
-            "bank",
-            "playground",
-            "park area",
-            "fitness center",
-            "clothes shop",
-            "beauty shop",
-            "water stream",
-            "river",
-            "bus stop",
-            "gas station",
-            "primary road",
-            "car parking lot",
-            "public toilet",
-        ),
-        FEATURE_TYPES,
-        strict=True,
-    )
-)
+RELEASE_TYPES: dict[str, str] = dict(zip(mtmf.TYPES, FEATURE_TYPES, strict=True))
 #: cartoqa's feature type -> the release's name
 TYPE_NAMES = {v: k for k, v in RELEASE_TYPES.items()}
 #: the plurals the published prompts name the types by
