@@ -1,7 +1,7 @@
 """Scorers of CartoMapQA's MFS task (map-feature semantics: one isolated map-feature image,
 which of five named features is it?): the option a model gives, however it writes it.
 The published CartoMapQA arithmetic (the "original" mode) is ``evaluators.published.mfs``,
-used through ``cartoqa/tasks/release/features_mfs.py``.
+used through ``cartoqa/tasks/release/features.py``.
 
 Parser (``parse_mfs``; raises ``AnswerParseError`` when no option can be read; answers
 over ``MAX_ANSWER_CHARS``, or of more than ``MAX_LINES`` lines, are unreadable;

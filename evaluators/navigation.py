@@ -22,7 +22,7 @@ route goes on past the red marker); a "blue" after the first step is not
 connected either.
 
 The published CartoMapQA arithmetic is ``evaluators.published`` (used through
-``cartoqa/tasks/release/features_*.py`` and ``routes.py``); the ``published_*`` pieces here
+``cartoqa/tasks/release/features.py`` and ``routes.py``); the ``published_*`` pieces here
 (the published parser, normalisation, connectivity check and road tables) are what
 ``evaluators.published.srn`` and ``cartoqa.tasks.release`` build it from.
 """

@@ -2,7 +2,7 @@
 type at a time) and MTMF (all 22 types at once): what models write, read and scored by
 the truths' own rules.  The published CartoMapQA arithmetic (the "original" mode) is
 ``evaluators.published`` (``stmf``, ``mtmf``), used through
-``cartoqa/tasks/release/features_stmf.py`` and ``features_mtmf.py``.
+``cartoqa/tasks/release/features.py``.
 
 Parsers (each raises ``AnswerParseError`` when nothing readable is found; a ``FINAL
 ANSWER:`` marker anywhere wins over the lines before it; ``<think>`` blocks and

@@ -170,7 +170,7 @@ def build_mfs(writer: DatasetWriter, report: BuildReport, job: OwnBuild) -> dict
 def _register() -> None:
     from evaluators import mfs
 
-    from .release import features_mfs as release
+    from .release import features as release
     from .spec import TaskSpec, register_task
 
     register_task(

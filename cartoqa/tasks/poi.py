@@ -664,8 +664,7 @@ def format_names(sample: Sample) -> str:
 def _register() -> None:
     from evaluators import poi as scorers
 
-    from .release import features_mtmf as mtmf_release
-    from .release import features_stmf as release
+    from .release import features as release
     from .spec import TaskSpec, register_task
 
     common: dict[str, Any] = {
@@ -730,10 +729,10 @@ def _register() -> None:
             description="map features: counts and names of all 22 types at once, as JSON",
             truth_kinds=frozenset({"feature_table"}),
             score=scorers.mtmf_score,
-            modes={"original": mtmf_release.mtmf_original},
-            mode_tables={"original": mtmf_release.mtmf_original_table},
-            release=mtmf_release.MTMF,
-            answer_format=mtmf_release.mtmf_answer,
+            modes={"original": release.mtmf_original},
+            mode_tables={"original": release.mtmf_original_table},
+            release=release.MTMF,
+            answer_format=release.mtmf_answer,
             reduce=scorers.mtmf_metrics,
             metrics=("rmse", "r2", "precision", "recall", "f1", "unanswered"),
             group_by=("zoom",),

@@ -1,6 +1,6 @@
 """STMF and MTMF scoring: what models write, the default rules, and the published arithmetic
 ("original" mode: the tasks' registered scorers, ``evaluators.published`` through
-``cartoqa.tasks.release.features_stmf`` and ``features_mtmf``) recomputed by hand."""
+``cartoqa.tasks.release.features``) recomputed by hand."""
 
 from __future__ import annotations
 
@@ -42,7 +42,7 @@ from evaluators.poi import (
 
 def original(task: str):
     """The task's registered "original" scorer (``evaluators.published`` through
-    ``cartoqa.tasks.release.features_stmf`` and ``features_mtmf``)."""
+    ``cartoqa.tasks.release.features``)."""
     return get_task(task).scorer("original")
 
 

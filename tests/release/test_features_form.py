@@ -1,5 +1,5 @@
 """The release's map-feature folders (MFS, STMF, MTMF) read, scored and written
-(``cartoqa.tasks.release.features_mfs``, ``features_stmf``, ``features_mtmf``; issue 30).
+(``cartoqa.tasks.release.features``; issue 30).
 
 A small release is written by the tests in the published layout (tiny PNGs); its questions
 become samples, its folders missing or renamed are named, an export of its samples reads back
@@ -37,10 +37,7 @@ from cartoqa.records import (
 from cartoqa.records.feature_types import FEATURE_TYPES
 from cartoqa.scoring import score_run
 from cartoqa.tasks.release import score_release
-from cartoqa.tasks.release.features import RELEASE_TYPES
-from cartoqa.tasks.release.features_mfs import MFS
-from cartoqa.tasks.release.features_mtmf import MTMF
-from cartoqa.tasks.release.features_stmf import STMF
+from cartoqa.tasks.release.features import MFS, MTMF, RELEASE_TYPES, STMF
 from cartoqa.tasks.spec import get_task
 from cartoqa.tasks.templates import load_prompts
 
