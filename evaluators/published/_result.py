@@ -4,9 +4,17 @@ response folder (``Evaluation``), and the seeded draws that stand in for its ran
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-__all__ = ["Evaluation", "Item", "crash_text", "num", "rng_for"]
+__all__ = [
+    "Evaluation",
+    "Item",
+    "crash_note",
+    "crash_text",
+    "num",
+    "rng_for",
+]
 
 
 @dataclass(frozen=True)
@@ -58,3 +66,16 @@ def num(value: float | None) -> float:
 def crash_text(exc: BaseException) -> str:
     """ "TypeName: message", as Python prints an exception the published code does not catch."""
     return f"{type(exc).__name__}: {exc}"
+
+
+def crash_note(items: Sequence[Item], unit: str, scored: str) -> list[str]:
+    """The note an evaluation gives when items are marked crashed (none when none is):
+    how many ``unit`` ("record(s)", "map(s)", ...), the first one and why, and how they are
+    ``scored`` here."""
+    crashed = [i for i in items if i.crashed]
+    if not crashed:
+        return []
+    return [
+        f"the published run raises on {len(crashed)} {unit} marked crashed (first: "
+        f"{crashed[0].key}: {crashed[0].crashed}); scored here {scored}"
+    ]

@@ -26,7 +26,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ._result import Evaluation, Item, crash_text
+from ._result import Evaluation, Item, crash_note, crash_text
 
 __all__ = ["COLOURS", "evaluate", "item", "parse", "table"]
 
@@ -125,12 +125,7 @@ def evaluate(records: Sequence[tuple[str, Any]], *, seed: int = 0) -> Evaluation
     items = [item(k, r) for k, r in records]
     tab = table(items)
     notes = []
-    crashed = [i for i in items if i.crashed]
-    if crashed:
-        notes.append(
-            f"the published run raises on {len(crashed)} record(s) marked crashed (first: "
-            f"{crashed[0].key}: {crashed[0].crashed}); scored here as answered and not correct"
-        )
+    notes += crash_note(items, "record(s)", "as answered and not correct")
     counts = {c: tab[f"colour={c}"]["n"] for c in COLOURS}
     if items and (counts["blue"] != counts["red"] or sum(counts.values()) != len(items)):
         notes.append(

@@ -31,7 +31,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from . import _metrics
-from ._result import Evaluation, Item, crash_text, num
+from ._result import Evaluation, Item, crash_note, crash_text, num
 
 __all__ = ["ALTERNATE_NAMES", "TYPES", "evaluate", "item", "parse", "table"]
 
@@ -183,12 +183,7 @@ def evaluate(
     crashed items as the empty answer).  ``seed`` is unused (no draws in MTMF)."""
     items = [item(k, r, (truths or {}).get(k)) for k, r in records]
     notes = []
-    crashed = [i for i in items if i.crashed]
-    if crashed:
-        notes.append(
-            f"the published run raises on {len(crashed)} map(s) marked crashed (first: "
-            f"{crashed[0].key}: {crashed[0].crashed}); scored here as the empty answer"
-        )
+    notes += crash_note(items, "map(s)", "as the empty answer")
     if any(i.values.get("rmse") is None for i in items):
         notes.append("crashed maps with no ground truth at hand are left out of the means")
     if not items:

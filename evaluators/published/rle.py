@@ -23,7 +23,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from . import _metrics
-from ._result import Evaluation, Item, crash_text
+from ._result import Evaluation, Item, crash_note, crash_text
 
 __all__ = ["DIFFICULTIES", "UNITS", "evaluate", "item", "parse", "table"]
 
@@ -161,12 +161,7 @@ def evaluate(records: Sequence[tuple[str, Any]], *, seed: int = 0) -> Evaluation
     items = [item(k, r) for k, r in records]
     tab = table(items)
     notes = []
-    crashed = [i for i in items if i.crashed]
-    if crashed:
-        notes.append(
-            f"the published run raises on {len(crashed)} record(s) marked crashed (first: "
-            f"{crashed[0].key}: {crashed[0].crashed}); scored here as dropped"
-        )
+    notes += crash_note(items, "record(s)", "as dropped")
     odd = sorted(
         {i.groups["difficulty"] for i in items if i.values.get("pred") is not None}
         - set(DIFFICULTIES)

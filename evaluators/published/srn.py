@@ -27,7 +27,7 @@ from typing import Any
 
 from evaluators.navigation import published_connected, published_parse
 
-from ._result import Evaluation, Item, crash_text, num
+from ._result import Evaluation, Item, crash_note, crash_text, num
 
 __all__ = ["ZOOMS", "evaluate", "item", "parse", "table", "truth_items"]
 
@@ -174,12 +174,7 @@ def evaluate(
     items = [item(k, r, road_dicts[k], conjunctions[k]) for k, r in records]
     tab = table(items)
     notes = []
-    crashed = [i for i in items if i.crashed]
-    if crashed:
-        notes.append(
-            f"the published run raises on {len(crashed)} file(s) marked crashed (first: "
-            f"{crashed[0].key}: {crashed[0].crashed}); scored here as not connected"
-        )
+    notes += crash_note(items, "file(s)", "as not connected")
     for z in ZOOMS:
         if tab[f"zoom={z}"]["n"] == 0:
             notes.append(
