@@ -108,7 +108,13 @@ def run(
         str | None,
         typer.Option(help="Environment variable holding the API key (default per provider)."),
     ] = None,
-    batch_size: Annotated[int | None, typer.Option(help="Batch size of local models.")] = None,
+    batch_size: Annotated[
+        int | None,
+        typer.Option(
+            help="Batch size of local models (hf: 4; vllm: --data-parallel x the engine's "
+            "max_num_seqs, every engine full)."
+        ),
+    ] = None,
     dtype: Annotated[
         str, typer.Option(help="Local models: auto, bfloat16, float16, float32.")
     ] = "auto",
@@ -118,6 +124,31 @@ def run(
     trust_remote_code: Annotated[
         bool, typer.Option(help="Let hf/vllm run code from the model repository.")
     ] = False,
+    tensor_parallel: Annotated[
+        int | None,
+        typer.Option(
+            "--tensor-parallel",
+            "--tp",
+            help="vllm only: GPUs that hold one copy of the model (vLLM's tensor parallelism; "
+            "default 1).",
+        ),
+    ] = None,
+    data_parallel: Annotated[
+        int | None,
+        typer.Option(
+            "--data-parallel",
+            "--dp",
+            help="vllm only: copies of the model, each on --tensor-parallel GPUs; vLLM balances "
+            "the requests over them (default 1). tp x dp GPUs in all.",
+        ),
+    ] = None,
+    parallel_backend: Annotated[
+        str | None,
+        typer.Option(
+            help="vllm only: mp (the engines are processes of this node; default) or ray "
+            "(Ray actors over the Ray cluster this machine joined, for several nodes).",
+        ),
+    ] = None,
     price: Annotated[
         str | None, typer.Option(help="IN,OUT dollars per million tokens, for the cost line.")
     ] = None,
@@ -181,6 +212,9 @@ def run(
             dtype=dtype,
             device_map=device_map,
             trust_remote_code=trust_remote_code,
+            tensor_parallel=tensor_parallel,
+            data_parallel=data_parallel,
+            parallel_backend=parallel_backend,
         )
     except (CartoqaError, ValueError) as exc:
         typer.echo(f"error: {exc}", err=True)

@@ -53,9 +53,27 @@ def load_model(
     dtype: str = "auto",
     device_map: str | None = None,
     trust_remote_code: bool = False,
+    tensor_parallel: int | None = None,
+    data_parallel: int | None = None,
+    parallel_backend: str | None = None,
 ) -> Model:
-    """Make the model a spec names; the keyword options go to the adapters that take them."""
+    """Make the model a spec names; the keyword options go to the adapters that take them.
+
+    ``tensor_parallel``, ``data_parallel`` and ``parallel_backend`` are vLLM's (``vllm:``
+    specs only; None leaves vLLM's default): given with another model they are an error."""
     provider, sep, rest = spec.partition(":")
+    parallel = {
+        "--tensor-parallel": tensor_parallel,
+        "--data-parallel": data_parallel,
+        "--parallel-backend": parallel_backend,
+    }
+    given = [f"{flag} {value}" for flag, value in parallel.items() if value is not None]
+    if given and provider != "vllm":
+        hint = " (hf: spreads one model over GPUs with --device-map auto)" * (provider == "hf")
+        raise ModelError(
+            f"{', '.join(given)} applies only to vllm:MODEL (vLLM's engines), not to {spec!r}; "
+            f"drop it, or run the model as vllm:MODEL{hint}"
+        )
     if provider == "oracle" and not sep:
         from .baselines import OracleModel
 
@@ -108,5 +126,13 @@ def load_model(
     if provider == "vllm":
         from .vllm_local import VLLMModel
 
-        return VLLMModel(rest, batch_size=batch_size or 64, trust_remote_code=trust_remote_code)
+        return VLLMModel(
+            rest,
+            tensor_parallel=1 if tensor_parallel is None else tensor_parallel,
+            data_parallel=1 if data_parallel is None else data_parallel,
+            parallel_backend="mp" if parallel_backend is None else parallel_backend,
+            batch_size=batch_size,
+            dtype=dtype,
+            trust_remote_code=trust_remote_code,
+        )
     raise ModelError(f"unknown model provider {provider!r} in {spec!r}; use one of: {SPEC_FORMS}")
