@@ -23,9 +23,10 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import re
 import threading
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -42,18 +43,24 @@ if TYPE_CHECKING:
     from .render import MapEngine
 
 __all__ = [
+    "BACKGROUND",
+    "BACKGROUND_RGB",
+    "BACKGROUND_WORD",
     "PLACEMENT_TRIES",
     "Box",
     "ColourCoded",
     "Glyph",
     "box_votes",
     "code_colour",
+    "layer_block",
     "near_metatile",
     "neighbours",
     "overlap",
     "render_with_boxes",
     "salts",
     "sql_code",
+    "text_key",
+    "without_background",
 ]
 
 Box = tuple[float, float, float, float]
@@ -80,6 +87,12 @@ def sql_code(prefix: str) -> str:
     return f"'#' || substr(md5('{prefix}' || osm_id::text), 1, 6)"
 
 
+def text_key(text: str) -> str:
+    """A short key of ``text`` (a coded style, a reader's version) for the names of the files
+    a reader keeps its results in: the first 16 hex digits of its SHA-256."""
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
 def near_metatile(bbox: np.ndarray, z: int, mx: int, my: int, n: int) -> np.ndarray:
     """Which rows of ``bbox`` (EPSG:3857 boxes, minx, miny, maxx, maxy) meet metatile (z, mx,
     my), ``n`` tiles a side, or its buffer: the objects it can draw."""
@@ -104,6 +117,73 @@ def box_votes(index: np.ndarray, box: Box, size: int) -> tuple[np.ndarray, Any] 
     window = (slice(iy0, iy1), slice(ix0, ix1))
     votes = index[window]
     return votes[votes >= 0], window
+
+
+#: the coded renders' background: the style's land colour, opaque (``without_background``)
+BACKGROUND = "#f2efe9"
+BACKGROUND_RGB = 0xF2EFE9
+#: the background as a pixel word of Mapnik's RGBA image read little-endian (R low, A high)
+BACKGROUND_WORD = 0xFF000000 | 0xE9 << 16 | 0xEF << 8 | 0xF2
+
+
+def layer_block(xml: str, layer: str) -> tuple[int, int]:
+    """Where the style's layer ``layer`` starts (its name) and ends (its closing tag)."""
+    start = xml.find(f'name="{layer}" srs=')
+    if start < 0:
+        raise RenderStackError(f"the style has no {layer!r} layer: is it openstreetmap-carto 5.x?")
+    return start, xml.index("</Layer>", start)
+
+
+_PLACING = re.compile(r"<(?:TextSymbolizer|ShieldSymbolizer|MarkersSymbolizer|PointSymbolizer)")
+
+
+#: symbolizers that only paint: under every coded layer they draw nothing a reader of the
+#: coded render needs, and place nothing
+_PAINTING = re.compile(
+    r"<(LineSymbolizer|PolygonSymbolizer|LinePatternSymbolizer|PolygonPatternSymbolizer|"
+    r"BuildingSymbolizer|RasterSymbolizer|DotSymbolizer)\b[^>]*?(?:/>|>.*?</\1>)",
+    re.S,
+)
+
+
+def without_background(xml: str, coded: Iterable[str]) -> str:
+    """The style ``xml`` with the layers before the first of the ``coded`` layers (names)
+    less what only paints: a layer whose styles place nothing is left out, and the painting
+    symbolizers of the others are (their oneway arrows, junction names and the like still
+    place, as in the tiles); the background is ``BACKGROUND``.  What lies under the coded
+    layers never moves a label; the box check proves it every time."""
+    first = min(layer_block(xml, layer)[0] for layer in coded)
+    style_re = re.compile(r'<Style filter-mode="first" name="([^"]+)"[^>]*>(.*?)</Style>', re.S)
+    styles = {m.group(1): m.group(2) for m in style_re.finditer(xml)}
+    layer_re = re.compile(r"  <Layer [^>]*>.*?</Layer>\n?", re.S)
+    name_re = re.compile(r"<StyleName><!\[CDATA\[([^\]]+)\]\]></StyleName>")
+    before: set[str] = set()
+    after: set[str] = set()
+    out, pos = [], 0
+    for m in layer_re.finditer(xml):
+        names = name_re.findall(m.group(0))
+        if m.start() >= first:
+            after.update(names)
+            continue
+        if any(_PLACING.search(styles.get(n, "<MarkersSymbolizer")) for n in names):
+            before.update(names)
+            continue  # keep it: it places something
+        out.append(xml[pos : m.start()])
+        pos = m.end()
+    out.append(xml[pos:])
+    xml = "".join(out)
+    # the kept background layers' styles, less their painting (a style some later layer
+    # also draws with is left whole)
+    for name in sorted(before - after):
+        style = re.search(
+            rf'<Style filter-mode="first" name="{re.escape(name)}"[^>]*>.*?</Style>', xml, re.S
+        )
+        if style is not None:
+            xml = xml[: style.start()] + _PAINTING.sub("", style.group(0)) + xml[style.end() :]
+    # one known background colour (the style's land colour, so that antialiased text blends
+    # with it as on the map): every pixel still of it is skipped, so few need matching
+    xml = re.sub(r'(<Map\b[^>]*?)\sbackground-color="[^"]*"', r"\1", xml, count=1)
+    return xml.replace("<Map ", f'<Map background-color="{BACKGROUND}" ', 1)
 
 
 class ColourCoded:
@@ -159,11 +239,12 @@ class ColourCoded:
         self, salt: str, z: int, mx: int, my: int, n: int, placed: Callable[[], list[Box]]
     ) -> tuple[Any, list[Box]] | None:
         """The coded render of a metatile under ``salt`` once its boxes (``sorted_boxes``)
-        equal ``placed()`` (asked before each render), and those boxes; None when they
-        differed ``PLACEMENT_TRIES`` times."""
+        equal ``placed()`` (asked after each render: the tiles' render that gives them may
+        still be drawing beside it), and those boxes; None when they differed
+        ``PLACEMENT_TRIES`` times."""
         for _ in range(PLACEMENT_TRIES):
-            key = placed()
             image, coded = self._render(salt, z, mx, my, n)
+            key = placed()
             if sorted_boxes(coded) == key:
                 return image, key
             self.log.warning(
@@ -228,12 +309,16 @@ def neighbours(glyphs: list[Glyph]) -> list[list[Glyph]]:
             i = parent[i]
         return i
 
-    for i, a in enumerate(boxes):
-        for j in range(i + 1, len(boxes)):
-            b = boxes[j]
-            gap = max(b[0] - a[2], a[0] - b[2], b[1] - a[3], a[1] - b[3])
-            if gap < 8:  # glyphs of one label touch or nearly; repeats are 100s of px apart
-                parent[find(i)] = find(j)
+    # gap[i, j]: how far apart boxes i and j are (the larger of the x and y gaps; below 0
+    # where they overlap), all pairs at once
+    b = np.asarray(boxes, dtype=np.float64).reshape(-1, 4)
+    gap = np.maximum(
+        np.maximum(b[None, :, 0] - b[:, None, 2], b[:, None, 0] - b[None, :, 2]),
+        np.maximum(b[None, :, 1] - b[:, None, 3], b[:, None, 1] - b[None, :, 3]),
+    )
+    # glyphs of one label touch or nearly; repeats are 100s of px apart
+    for i, j in zip(*np.nonzero(np.triu(gap < 8, 1)), strict=True):
+        parent[find(int(i))] = find(int(j))
     groups: dict[int, list[Glyph]] = defaultdict(list)
     for i, g in enumerate(glyphs):
         groups[find(i)].append(g)

@@ -116,11 +116,15 @@ class DrawnRoads:
         ]
         self.tree = STRtree(self.lines)
         self.index = {e: i for i, e in enumerate(self.keys)}
+        self._pixels: dict[tuple[int, int], Any] = {}  # (edge, zoom) -> its line in pixels
 
     def _px(self, i: int, zoom: int) -> Any:
         from shapely.geometry import LineString
 
-        return LineString([world_pixel(lat, lon, zoom) for lon, lat in self.lines[i].coords])
+        if (i, zoom) not in self._pixels:
+            coords = self.lines[i].coords
+            self._pixels[i, zoom] = LineString([world_pixel(lat, lon, zoom) for lon, lat in coords])
+        return self._pixels[i, zoom]
 
     def _near(self, i: int, zoom: int, reach_px: float) -> list[int]:
         line = self.lines[i]

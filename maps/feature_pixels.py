@@ -52,17 +52,20 @@ import numpy as np
 from cartoqa.errors import RenderStackError
 
 from .colour_coded import (
+    BACKGROUND_WORD,
     PLACEMENT_TRIES,
     Box,
     ColourCoded,
     Glyph,
     box_votes,
     code_colour,
+    layer_block,
     near_metatile,
     neighbours,
     overlap,
     salts,
     sql_code,
+    without_background,
 )
 from .database import query_rows
 from .glyphs import glyph_count, text_face
@@ -201,9 +204,6 @@ class _Placement:
     metatile: tuple[int, int, int]
 
 
-#: the coded render's background: the style's land colour, opaque
-BACKGROUND = "#f2efe9"
-_BACKGROUND_WORD = 0xFF000000 | 0xE9 << 16 | 0xEF << 8 | 0xF2  # as a pixel word (R low)
 #: how far (per channel) a pixel may be from a code colour and still be of it: text drawn
 #: with a halo of its own colour composes to an opaque pixel a unit off in a channel or two
 #: (seen: a small label with not one exact pixel among 153 opaque ones)
@@ -262,19 +262,12 @@ def _sql_colour(salt: str, kind: str, table: str) -> str:
     return sql_code(f"{salt}{kind}{table}")
 
 
-def _layer_block(xml: str, layer: str) -> tuple[int, int]:
-    start = xml.find(f'name="{layer}" srs=')
-    if start < 0:
-        raise RenderStackError(f"the style has no {layer!r} layer: is it openstreetmap-carto 5.x?")
-    return start, xml.index("</Layer>", start)
-
-
 def coded_xml(xml: str, salt: str) -> str:
     """The style with the coded layers' icons and text coloured by their objects' hashes, and
     the layers that place nothing and lie under all of them left out."""
     for layer, (kind, inserts) in _LAYERS.items():
         # the styles the layer draws with: code colours, full opacity
-        start, end = _layer_block(xml, layer)
+        start, end = layer_block(xml, layer)
         styles = re.findall(r"<StyleName><!\[CDATA\[([^\]]+)\]\]></StyleName>", xml[start:end])
         for style in styles:
             s = xml.find(f'<Style filter-mode="first" name="{style}"')
@@ -296,7 +289,7 @@ def coded_xml(xml: str, salt: str) -> str:
                 "<MarkersSymbolizer ", '<MarkersSymbolizer fill="[cq_colour]" '
             ).replace("<TextSymbolizer ", f"<TextSymbolizer {text} ")
             xml = xml[:s] + block + xml[e:]
-        start, end = _layer_block(xml, layer)
+        start, end = layer_block(xml, layer)
         sql = xml[start:end]
         for anchor, text in inserts:
             if sql.count(anchor) != 1:
@@ -311,58 +304,7 @@ def coded_xml(xml: str, salt: str) -> str:
                 text = "    " + text
             sql = sql[:at] + text + sql[at:]
         xml = xml[:start] + sql + xml[end:]
-    return _without_background(xml)
-
-
-_PLACING = re.compile(r"<(?:TextSymbolizer|ShieldSymbolizer|MarkersSymbolizer|PointSymbolizer)")
-
-
-#: symbolizers that only paint: under every coded layer they draw nothing a reader of the
-#: coded render needs, and place nothing
-_PAINTING = re.compile(
-    r"<(LineSymbolizer|PolygonSymbolizer|LinePatternSymbolizer|PolygonPatternSymbolizer|"
-    r"BuildingSymbolizer|RasterSymbolizer|DotSymbolizer)\b[^>]*?(?:/>|>.*?</\1>)",
-    re.S,
-)
-
-
-def _without_background(xml: str) -> str:
-    """The layers before the first coded one, less what only paints: a layer whose styles
-    place nothing is left out, and the painting symbolizers of the others are (their
-    oneway arrows, junction names and the like still place, as in the tiles).  What lies
-    under the coded layers never moves a label; the box check proves it every time."""
-    first = min(_layer_block(xml, layer)[0] for layer in _LAYERS)
-    style_re = re.compile(r'<Style filter-mode="first" name="([^"]+)"[^>]*>(.*?)</Style>', re.S)
-    styles = {m.group(1): m.group(2) for m in style_re.finditer(xml)}
-    layer_re = re.compile(r"  <Layer [^>]*>.*?</Layer>\n?", re.S)
-    name_re = re.compile(r"<StyleName><!\[CDATA\[([^\]]+)\]\]></StyleName>")
-    before: set[str] = set()
-    after: set[str] = set()
-    out, pos = [], 0
-    for m in layer_re.finditer(xml):
-        names = name_re.findall(m.group(0))
-        if m.start() >= first:
-            after.update(names)
-            continue
-        if any(_PLACING.search(styles.get(n, "<MarkersSymbolizer")) for n in names):
-            before.update(names)
-            continue  # keep it: it places something
-        out.append(xml[pos : m.start()])
-        pos = m.end()
-    out.append(xml[pos:])
-    xml = "".join(out)
-    # the kept background layers' styles, less their painting (a style some later layer
-    # also draws with is left whole)
-    for name in sorted(before - after):
-        style = re.search(
-            rf'<Style filter-mode="first" name="{re.escape(name)}"[^>]*>.*?</Style>', xml, re.S
-        )
-        if style is not None:
-            xml = xml[: style.start()] + _PAINTING.sub("", style.group(0)) + xml[style.end() :]
-    # one known background colour (the style's land colour, so that antialiased text blends
-    # with it as on the map): every pixel still of it is skipped, so few need matching
-    xml = re.sub(r'(<Map\b[^>]*?)\sbackground-color="[^"]*"', r"\1", xml, count=1)
-    return xml.replace("<Map ", f'<Map background-color="{BACKGROUND}" ', 1)
+    return without_background(xml, _LAYERS)
 
 
 class FeatureLabels(ColourCoded):
@@ -481,7 +423,7 @@ class FeatureLabels(ColourCoded):
             # opaque ones not of the background can be code colours (the coded render paints
             # few: no fills, no roads)
             words = np.frombuffer(image.to_string(), dtype="<u4")
-            opaque = np.flatnonzero(((words >> 24) == 255) & (words != _BACKGROUND_WORD))
+            opaque = np.flatnonzero(((words >> 24) == 255) & (words != BACKGROUND_WORD))
             rgb = (words[opaque] & 0xFFFFFF).astype(np.int64)
             if not shared or not np.isin(rgb, _near_colours([_le(c) for c in shared])[0]).any():
                 break  # no colour two objects share is painted: every pixel has one owner

@@ -6,14 +6,22 @@ can be read".  And a name printed on the map does not mean the road's name:
 a sidewalk, a square or a bus platform with the same name carries its own
 label.  The method (``../shared/spec/label-visibility.md``):
 
-1. Render each metatile the view uses twice with a ``LabelCollisionDetector``:
-   as the tiles were made, and with a copy of the style in which only the
-   road-name text changes colour: each *feature* (the row's ``osm_id``: a way
-   of ``planet_osm_line``, a way or, negative, a multipolygon relation of
-   ``planet_osm_polygon``) gets a colour from a hash of its id and a salt
-   (text and halo, full opacity).  Sizes, fonts, order and placement stay the
-   same; the two detectors' glyph boxes must be equal (as sets), and that is
-   checked every time (``PLACEMENT_TRIES`` renders, then ``RenderStackError``).
+1. Each metatile the view uses is drawn for its tiles with a
+   ``LabelCollisionDetector`` (``TileRenderer.placements``: one render serves
+   the tiles, the boxes kept beside them and this check), and again with a
+   copy of the style in which the road-name text changes colour: each
+   *feature* (the row's ``osm_id``: a way of ``planet_osm_line``, a way or,
+   negative, a multipolygon relation of ``planet_osm_polygon``) gets a colour
+   from a hash of its id and a salt (text and halo, full opacity).  Sizes,
+   fonts, order and placement stay the same; the two detectors' glyph boxes
+   must be equal (as sets), and that is checked every time (``PLACEMENT_TRIES``
+   coded renders, then ``RenderStackError``).  The coded style leaves out what
+   only paints under the names (``maps.colour_coded.without_background``), and
+   the tiles' render runs in a thread beside the coded one.  A metatile's
+   result (its attributed glyphs) is kept beside its tiles, a checked cache
+   file keyed by the style, the salts and ``GLYPHS_VERSION``
+   (``RoadLabels.glyphs_path``): every later build and worker on that cache
+   reads it instead of rendering.
 2. The features whose labels the metatile can hold (their bounding box meets
    the metatile and its buffer) must have distinct colours under the salt;
    when two share one, the metatile is coded again under the next salt.
@@ -35,19 +43,25 @@ road's name must use ``ways`` and the road's own way ids.
 
 from __future__ import annotations
 
+import json
 import logging
 import re
 import time
 from collections import defaultdict
 from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from cartoqa.errors import RenderStackError
+from cartoqa.stores.cache_files import BadCacheEntry, read_cache_file
 
 from .colour_coded import (
+    BACKGROUND_RGB,
+    BACKGROUND_WORD,
     PLACEMENT_TRIES,
     Box,
     ColourCoded,
@@ -59,12 +73,13 @@ from .colour_coded import (
     overlap,
     salts,
     sql_code,
+    text_key,
+    without_background,
 )
 from .database import query_rows
 from .glyphs import glyph_count, text_face
 from .projection import TILE_PX, pixel_box
 from .roads import normalise_road
-from .tiles import sorted_boxes
 
 if TYPE_CHECKING:
     from .page import View
@@ -95,6 +110,10 @@ SELECT osm_id, name, true, ST_XMin(way), ST_YMin(way), ST_XMax(way), ST_YMax(way
 SALTS = salts("cq")
 #: a marker icon drawn by folium, relative to its anchor: (left, top, right, bottom) in px
 MARKER_BOX = (-17, -42, 17, 2)
+#: how a metatile's glyphs are coded and read: part of the key of the files they are kept in
+#: beside the tiles (with the style's text, the salts and the coded layers): change it when
+#: ``_coded_xml``, ``without_background`` or ``RoadLabels._glyphs`` change what they make
+GLYPHS_VERSION = "road-label glyphs 1: stripped coded style, exact code pixels, box votes"
 
 
 @dataclass(frozen=True)
@@ -151,7 +170,8 @@ def _code(osm_id: int, salt: str) -> int:
 
 def _coded_xml(xml: str, salt: str) -> str:
     """The style with road-name text (streets, paths, pedestrian areas) coloured by a hash of
-    the feature's osm id; nothing else changes."""
+    the feature's osm id, and the layers under them less what only paints
+    (``without_background``); nothing that places changes."""
     colour = f"{sql_code(salt)} AS cq_colour"
     for layer, anchor, follows in _NAME_LAYERS:
         start = xml.find(f'<Style filter-mode="first" name="{layer}">')
@@ -175,7 +195,22 @@ def _coded_xml(xml: str, salt: str) -> str:
         sep = "" if anchor.endswith("\n") else ",\n"
         tail = ",\n" if anchor.endswith("\n") else ""
         xml = xml[:cut] + sep + "    " + colour + tail + xml[cut:]
-    return xml
+    # what lies under the name layers only paints (fills, casings, roads): left out, as the
+    # feature reader does; placement stays the tiles' (the box check proves it every time)
+    return without_background(xml, [layer for layer, _, _ in _NAME_LAYERS])
+
+
+def _check_glyphs(data: bytes) -> None:
+    rows = json.loads(data)
+    if not isinstance(rows, list) or not all(
+        isinstance(r, list)
+        and len(r) == 6
+        and isinstance(r[0], int)
+        and all(isinstance(v, int | float) for v in r[1:5])
+        and isinstance(r[5], bool)
+        for r in rows
+    ):
+        raise BadCacheEntry("not a list of (osm id, x0, y0, x1, y1, inside) glyphs")
 
 
 class RoadLabels(ColourCoded):
@@ -204,6 +239,7 @@ class RoadLabels(ColourCoded):
         #: the face road names are written in, and where its file is
         self._face = text_face(self._xml_plain, "roads-text-name")
         self._cache: dict[tuple[int, int, int], list[Glyph]] = {}
+        self._stored_key: str | None = None  # of the glyph files beside the tiles (``_stored``)
 
     def coded_xml(self, salt: str) -> str:
         return _coded_xml(self._xml_plain, salt)
@@ -224,35 +260,74 @@ class RoadLabels(ColourCoded):
             f"{len(SALTS)} salts two share a colour; its labels cannot be told apart"
         )
 
+    def glyphs_path(self, z: int, mx: int, my: int) -> Path:
+        """Where the glyphs of metatile (z, mx, my) are kept beside its tiles (the tile folder
+        is the style's and the extract's; the name holds a key of the coded style, its salts
+        and ``GLYPHS_VERSION``), shared by every build and process on that cache."""
+        if self._stored_key is None:
+            raw = self.engine.style.xml_path.read_text(encoding="utf-8")  # no database in it
+            coding = repr((GLYPHS_VERSION, SALTS, _NAME_LAYERS, _FEATURES_SQL))
+            self._stored_key = text_key(coding + raw)
+        return self.engine.tiles.folder / str(z) / f"meta-{mx}-{my}.roads-{self._stored_key}.json"
+
+    def _stored(self, z: int, mx: int, my: int) -> list[Glyph]:
+        """The glyphs of a metatile from beside its tiles (a checked cache file: one that is
+        bad is dropped with a warning), else read from its coded render and stored there."""
+        tiles = self.engine.tiles
+        if not tiles.use_cache:
+            return self._glyphs(z, mx, my)
+        p = self.glyphs_path(z, mx, my)
+        data = read_cache_file(p, what="road-label glyphs", check=_check_glyphs)
+        if data is not None:
+            return [Glyph(int(g[0]), tuple(g[1:5]), bool(g[5])) for g in json.loads(data)]
+        glyphs = self._glyphs(z, mx, my)
+        rows = [[g.osm_id, *g.box, g.inside] for g in glyphs]
+        tiles._store(p, json.dumps(rows).encode())
+        return glyphs
+
     def _glyphs(self, z: int, mx: int, my: int) -> list[Glyph]:
         """The road-label glyphs the tiles of this metatile show (centre in its own area)."""
         n = min(self.engine.tiles.metatile, 2**z)
         salt, codes = self._coding(z, mx, my, n)
-        # the plain render drawn again before each try: its boxes are the key (sorted: the
-        # detector lists the same boxes in a varying order from one render to the next)
-        found = self._coded_as_placed(
-            salt, z, mx, my, n, lambda: sorted_boxes(self._render("plain", z, mx, my, n)[1])
-        )
+        # the boxes the tiles' own render placed are the key (one Mapnik render serves the
+        # tiles, their boxes and this check; the image stays in the tiles' memory so that the
+        # view's tiles need no second render when it is accepted: ``keep_tiles``); the coded
+        # render is drawn again, up to ``PLACEMENT_TRIES`` times, until it places them alike
+        # the tiles' render in a thread beside the coded one (Mapnik lets go of the GIL
+        # while it draws): the two take one render's time on two cores
+        with ThreadPoolExecutor(1, thread_name_prefix="tiles-for-labels") as pool:
+            placed = pool.submit(self.engine.tiles.placements, z, mx, my)
+            found = self._coded_as_placed(salt, z, mx, my, n, placed.result)
         if found is None:
             raise RenderStackError(
-                f"the colour-coded render placed labels differently in metatile {z}/{mx}/{my} "
-                f"{PLACEMENT_TRIES} times; road-name visibility cannot be known exactly there"
+                f"the colour-coded render placed labels differently from the tiles in metatile "
+                f"{z}/{mx}/{my} {PLACEMENT_TRIES} times; road-name visibility cannot be known "
+                "exactly there"
             )
         coded_image, key = found
         size = n * TILE_PX
-        rgba = np.frombuffer(coded_image.to_string(), dtype=np.uint8).reshape(size, size, 4)
-        # each opaque pixel as 0xRRGGBB, then as the index of the feature with that colour
-        # (-1 for none): only full-opacity pixels can be code colours
-        rgb = rgba[..., :3].astype(np.int32)
-        pixel = (rgb[..., 0] << 16) | (rgb[..., 1] << 8) | rgb[..., 2]
-        order = np.array(sorted(codes), dtype=np.int32)
+        order = np.array(sorted(codes), dtype=np.int64)
         owners = np.array([codes[c] for c in order], dtype=np.int64)
-        at = np.clip(np.searchsorted(order, pixel), 0, max(0, len(order) - 1))
-        hit = (order[at] == pixel) & (rgba[..., 3] == 255) if len(order) else None
         glyphs: list[Glyph] = []
-        if hit is None:
+        if not len(order):
             return glyphs
-        index = np.where(hit, at, -1)
+        # each pixel as one little-endian word (R | G << 8 | B << 16 | A << 24); only opaque
+        # ones can be code colours, and of those the background's (most of the coded image:
+        # it paints no fills, no roads) is skipped unless a feature here has it as its code;
+        # each pixel left, as 0xRRGGBB, becomes the index of the feature with that colour
+        # (-1 for none)
+        words = np.frombuffer(coded_image.to_string(), dtype="<u4")
+        opaque = (words >> 24) == 255
+        if BACKGROUND_RGB not in codes:
+            opaque &= words != BACKGROUND_WORD
+        where = np.flatnonzero(opaque)
+        w = words[where].astype(np.int64)
+        pixel = ((w & 0xFF) << 16) | (w & 0xFF00) | ((w >> 16) & 0xFF)
+        at = np.clip(np.searchsorted(order, pixel), 0, len(order) - 1)
+        hit = order[at] == pixel
+        index = np.full(size * size, -1, dtype=np.int64)
+        index[where[hit]] = at[hit]
+        index = index.reshape(size, size)
         ox, oy = mx * TILE_PX, my * TILE_PX
         for x0, y0, x1, y1 in key:
             # a label across a seam is drawn by both metatiles (the buffer makes them place it
@@ -268,6 +343,15 @@ class RoadLabels(ColourCoded):
                 inside = x0 >= 0 and y0 >= 0 and x1 <= size and y1 <= size
                 glyphs.append(Glyph(owner, (x0 + ox, y0 + oy, x1 + ox, y1 + oy), inside))
         return glyphs
+
+    def keep_tiles(self, view: View) -> int:
+        """Store the tiles of ``view`` (a candidate accepted after its label check) from the
+        metatiles its check drew and the tiles' memory still holds, so that rendering the
+        view draws none of them again (``TileRenderer.keep_tiles``).  Call it only once the
+        candidate can no longer be rejected: a rejected candidate's tiles are never encoded."""
+        tiles = self.engine.tiles
+        box = pixel_box(view.center, view.zoom, view.width, view.height)
+        return tiles.keep_tiles(view.zoom, [(x, y) for _, x, y in tiles.tiles_for(view.zoom, *box)])
 
     def ways(self, view: View, markers_px: list[tuple[float, float]] | None = None) -> VisibleWays:
         """The labelled features (by OSM id) that ``view`` shows whole, and those it shows
@@ -296,7 +380,7 @@ class RoadLabels(ColourCoded):
             with self._lock:
                 if key not in self._cache:
                     t0 = time.perf_counter()
-                    self._cache[key] = self._glyphs(*key)
+                    self._cache[key] = self._stored(*key)
                     self.seconds += time.perf_counter() - t0
                 glyphs = self._cache[key]
             for g in glyphs:

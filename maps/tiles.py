@@ -10,7 +10,9 @@ Every metatile is drawn with a ``LabelCollisionDetector`` and the boxes of
 what it placed (icons, labels, glyphs) are kept beside its tiles
 (``<z>/meta-<mx>-<my>.boxes.json``): the label checks (``maps.labels``,
 ``maps.feature_pixels``) compare their colour-coded renders with them instead of
-drawing the metatile a second time (``placements``).
+drawing the metatile a second time (``placements``); the render stays in memory, and
+``keep_tiles`` stores an accepted view's tiles from it, so that one Mapnik render of a
+metatile serves its tiles, its boxes and the label checks.
 A metatile is rendered under an exclusive file lock, so two processes asking
 for the same tiles render them once; files appear atomically (written, then
 renamed).
@@ -265,6 +267,30 @@ class TileRenderer:
                             f"the placement boxes of {z}/{mx}/{my} were not stored"
                         )
         return boxes
+
+    def keep_tiles(self, z: int, wanted: Iterable[tuple[int, int]]) -> int:
+        """Store the tiles (x, y) at zoom ``z`` not stored yet whose metatiles are still in
+        memory (drawn for their placement boxes, ``placements``), so that a view accepted
+        after its label check needs no second render; tiles of metatiles no longer kept are
+        left to the render of the view.  Returns how many tiles were stored."""
+        if not self.use_cache:
+            return 0
+        groups: dict[tuple[int, int, int], list[tuple[int, int]]] = {}
+        for x, y in wanted:
+            groups.setdefault(self.metatile_of(z, x, y), []).append((x, y))
+        stored = 0
+        for key, todo in groups.items():
+            with self._lock:
+                image = self._images.get(key)
+            if image is None or all(self.path(z, x, y).is_file() for x, y in todo):
+                continue
+            with self._metatile_lock(*key):
+                for x, y in todo:
+                    p = self.path(z, x, y)
+                    if not p.is_file():
+                        self._store(p, self._encode(image, x - key[1], y - key[2]))
+                        stored += 1
+        return stored
 
     def make_tiles(self, z: int, wanted: Iterable[tuple[int, int]]) -> None:
         """Render the metatile of these tiles (all in one metatile) once and store each of them.

@@ -221,6 +221,7 @@ def attempt_srn(sampler: ViewSampler) -> Plan:
         near[seen.road] += seen.points_px
     labels = sampler.labels_drawn(view, ways, near)
     legs = [seen.model_copy(update={"label": labels.get(seen.road)}) for seen in legs]
+    sampler.labels.keep_tiles(view)  # accepted: its tiles come from the label check's renders
     sampler.used.add(sampler.pair("srn", origin, dest))
     sampler.placed("srn", origin)
     network = road_network(sampler.g, origin, dest, view_bounds(view.center, zoom))
@@ -310,6 +311,7 @@ def attempt_mml(sampler: ViewSampler, colour: str) -> Plan:
     labels = sampler.labels_drawn(view, ways, {})  # nearest the marker, on the junction
     _check_renamed_nearby(sampler, node, names, view, labels)
     _check_label_reaches(sampler, node, names, view)
+    sampler.labels.keep_tiles(view)  # accepted: its tiles come from the label check's renders
     junctions.asked.append((tuple(names), *at))
     sampler.placed("mml", node)
     truth = RoadPairTruth(

@@ -23,7 +23,13 @@ SHARED = ROOT.parent / "shared"
 #: (name, extract, tasks, per_task, seed): small builds that touch every map task made from
 #: an extract's views, on a clean extract and a clipped one
 BUILDS = [
-    ("monaco-all", "monaco.osm.pbf", ["srn", "rle", "mml", "stmf_presence", "stmf_count", "stmf_names", "mtmf"], 2, 5),
+    (
+        "monaco-all",
+        "monaco.osm.pbf",
+        ["srn", "rle", "mml", "stmf_presence", "stmf_count", "stmf_names", "mtmf"],
+        2,
+        5,
+    ),
     ("sydney-nav", "sydney-cbd.osm.pbf", ["srn", "mml"], 3, 11),
     ("helsinki-srn", "helsinki-centre.osm.pbf", ["srn"], 2, 2),
 ]
