@@ -21,7 +21,7 @@ VENV=${CARTOQA_VENV:-$ROOT/.venv}
 
 case "$MODE" in
   main) EXTRAS="" ;;
-  test) EXTRAS="local,symbols,api,review,export,dev,docs" ;;
+  test) EXTRAS="local,symbols,api,review,export,ray,dev,docs" ;;
   *) echo "setup: unknown mode '$MODE'; use 'main' or 'test'" >&2; exit 2 ;;
 esac
 
@@ -93,7 +93,7 @@ venv_step() {
   return 0
 }
 
-test_key() { { cat "$ROOT/pyproject.toml"; echo "extras=local,symbols,api,review,export,dev,docs"; } | sha256sum | cut -c1-16; }
+test_key() { { cat "$ROOT/pyproject.toml"; echo "extras=local,symbols,api,review,export,ray,dev,docs"; } | sha256sum | cut -c1-16; }
 
 # ------------------------------------------------------------------ npm assets
 npm_step() {

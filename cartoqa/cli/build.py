@@ -75,6 +75,27 @@ def build(
         ),
     ] = False,
     progress: Annotated[bool, typer.Option(help="Show progress bars.")] = True,
+    workers: Annotated[
+        int | None,
+        typer.Option(
+            help="Processes that sample and render the maps (default 1; the same dataset "
+            "whatever the number). With --ray: Ray actors (default: one per CPU of the cluster)."
+        ),
+    ] = None,
+    ray: Annotated[
+        str | None,
+        typer.Option(
+            help="Run the workers as Ray actors: 'auto' (the cluster this machine is in, else a "
+            "local one) or a cluster's address. Needs cartoqa's optional ray extra."
+        ),
+    ] = None,
+    extracts: Annotated[
+        Path | None,
+        typer.Option(
+            help="A file of OSM extracts, one path a line: one dataset per extract, in "
+            "OUT/<extract name>/ (instead of --extract)."
+        ),
+    ] = None,
 ) -> None:
     """Build questions of any mix of tasks: map tasks (SRN, RLE, MML, STMF, MTMF) with their
     maps from an OSM extract, MFS from the legend cartoqa draws (CLIP weights needed: see
@@ -86,7 +107,12 @@ def build(
     is complete.  Exit status 0 when every task got samples (a shortfall is
     shown and recorded in the manifest), 1 when a task could make none, or
     with --strict when any fell short (no dataset written), 2 for bad options
-    or an output that cannot be written.
+    or an output that cannot be written, 130 when interrupted (no dataset written).
+
+    --workers N builds in N processes (--ray: as Ray actors), byte for byte the dataset one
+    process makes; a worker that dies fails the build (exit 1) and writes no dataset.
+    --extracts FILE builds one dataset per extract, OUT/<name>/, one after another (a failed
+    one stops the list; those before it stay written).
     """
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn
 
@@ -95,6 +121,49 @@ def build(
 
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     wanted = [t.strip() for t in tasks.split(",") if t.strip()]
+    try:
+        places = _places(out, extract, extracts)
+        _check_workers(workers, ray)
+    except CartoqaError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None
+    if extracts is not None:
+        from contextlib import ExitStack
+
+        with ExitStack() as stack:
+            if ray is not None:  # one Ray session for every extract
+                from cartoqa.tasks.build_ray import connect, import_ray
+
+                try:
+                    if connect(ray):
+                        stack.callback(import_ray().shutdown)
+                except CartoqaError as exc:
+                    typer.echo(f"error: {exc}", err=True)
+                    raise typer.Exit(2) from None
+            for folder, path in places:
+                typer.echo(f"{path} -> {folder}")
+                build(
+                    folder,
+                    extract=path,
+                    tasks=tasks,
+                    per_task=per_task,
+                    seed=seed,
+                    carto_files=carto_files,
+                    dsn=dsn,
+                    overwrite=overwrite,
+                    strict=strict,
+                    repeat_places=repeat_places,
+                    prompts=prompts,
+                    clip_checkpoint=clip_checkpoint,
+                    clip_hub=clip_hub,
+                    clip_model=clip_model,
+                    clip_random_weights=clip_random_weights,
+                    progress=progress,
+                    workers=workers,
+                    ray=ray,
+                    extracts=None,
+                )
+        return
     console = Console()
     bars = Progress(
         TextColumn("[bold]sampling {task.description}"),
@@ -134,6 +203,8 @@ def build(
                     "clip_model": clip_model,
                     "clip_random_weights": clip_random_weights,
                 },
+                workers=workers,
+                ray=ray,
             )
     except BuildError as exc:
         console.print(_table(exc.report, wanted, f"{out}: no dataset written"))
@@ -145,6 +216,9 @@ def build(
     except OSError as exc:  # a full disk, a folder removed under us: the old dataset stays
         typer.echo(f"error: writing the dataset failed: {exc}; {out} is as it was", err=True)
         raise typer.Exit(1) from None
+    except KeyboardInterrupt:  # Ctrl-C: the workers are ended, the staged files removed
+        typer.echo(f"error: interrupted; no dataset written, {out} is as it was", err=True)
+        raise typer.Exit(130) from None
     console.print(_table(report, wanted, f"{out}: dataset written"))
     _kept_review(out, console)
     for task, missing in report.short.items():
@@ -167,6 +241,57 @@ def build(
         + "\n"
         + "\n".join(credits)
     )
+
+
+def _check_workers(workers: int | None, ray: str | None) -> None:
+    if workers is not None and workers < 1:
+        raise CartoqaError(
+            f"--workers {workers}: give 1 or more processes (1 builds in this process)"
+        )
+    if ray is not None:
+        from cartoqa.tasks.build_ray import import_ray
+
+        if not ray.strip():
+            raise CartoqaError("--ray '': give 'auto' or a Ray cluster's address (HOST:PORT)")
+        import_ray()  # MissingDependencyError naming the extra
+
+
+def _places(
+    out: Path, extract: Path | None, extracts: Path | None
+) -> list[tuple[Path, Path | None]]:
+    """(dataset folder, extract) of each dataset to build: OUT and --extract, or one folder
+    OUT/<name> per line of the --extracts file."""
+    if extracts is None:
+        return [(out, extract)]
+    if extract is not None:
+        raise CartoqaError("--extract and --extracts: give one extract, or a file of them")
+    try:
+        lines = extracts.read_text(encoding="utf-8").splitlines()
+    except OSError as exc:
+        raise CartoqaError(f"--extracts {extracts}: cannot read it ({exc.strerror})") from None
+    places: dict[str, tuple[Path, Path | None]] = {}
+    for n, line in enumerate(lines, 1):
+        text = line.strip()
+        if not text or text.startswith("#"):
+            continue
+        path = Path(text).expanduser()
+        if not path.is_absolute():
+            path = extracts.parent / path  # relative to the list's folder
+        if not path.is_file():
+            raise CartoqaError(
+                f"--extracts {extracts}, line {n}: {text} is not a file; give one OSM extract "
+                "path a line (relative paths are read from the list's folder)"
+            )
+        name = path.name.split(".")[0]
+        if name in places:
+            raise CartoqaError(
+                f"--extracts {extracts}, line {n}: a second extract named {name!r} "
+                f"({places[name][1]} and {path}); each dataset goes to OUT/<name>, so rename one"
+            )
+        places[name] = (out / name, path)
+    if not places:
+        raise CartoqaError(f"--extracts {extracts} lists no extract; give one path a line")
+    return list(places.values())
 
 
 def _kept_review(out: Path, console: Console) -> None:

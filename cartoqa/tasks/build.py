@@ -15,10 +15,18 @@ The output folder is checked and locked first (``DatasetWriter``), before
 any sampling or rendering: a folder that holds a dataset (without
 ``overwrite``), a file, an unwritable place or a folder another build is
 writing is refused at once.
+
+``workers=N`` (or ``ray="auto"``/an address) builds the same bytes in N processes (or Ray
+actors): the view groups are sampled one per worker, the accepted maps rendered in contiguous
+chunks, and the one writer here merges them in the order a single process uses
+(``cartoqa.tasks.build_shards``; ``cartoqa.tasks.build_ray``).  Tasks that build themselves
+(MFS) and GPS tasks stay in this process.  A worker that dies fails the build with
+``BuildError`` and no dataset is written (a Ray actor's shard is retried once first).
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import logging
 import math
@@ -63,6 +71,61 @@ MAX_REJECTIONS_IN_A_ROW = 2000
 
 
 @dataclass
+class GroupShard:
+    """One view group (tasks sharing views, ``TaskSpec.views``) to sample: a worker's share of
+    a build.  Its plans depend only on these fields (and the extract), not on who samples it."""
+
+    seed: int
+    group: str
+    members: tuple[str, ...]
+    per_task: int
+    repeat_places: bool
+    prompts: PromptSet
+
+
+@dataclass
+class GroupResult:
+    """What sampling a ``GroupShard`` made."""
+
+    plans: list[Plan]
+    rejected: Counter[str]
+    label_seconds: float
+    """Seconds the label checks took (``RoadLabels`` and the generators' own)."""
+
+
+def sample_group(
+    shard: GroupShard,
+    roads: Any,
+    labels: Any,
+    extract: Any,
+    *,
+    on_plan: Callable[[], None] | None = None,
+    on_attempt: Callable[[str, int, int], None] | None = None,
+) -> GroupResult:
+    """Sample one view group with its own ``ViewSampler`` (seeded by the build's seed and the
+    group): the same plans in this process or in a worker."""
+    members = list(shard.members)
+    n_maps = max(maps_wanted(t, shard.per_task) for t in members)
+    sampler = ViewSampler(
+        roads,
+        labels,
+        extract.bounds,
+        _task_seed(shard.seed, shard.group),
+        covered_share=extract.covered_share,
+        repeat_places=shard.repeat_places,
+        prompts=shard.prompts,
+    )
+    rejected: Counter[str] = Counter()
+    before = _label_seconds(labels)
+    plans = _plans(sampler, members[0], n_maps, rejected, on_plan, on_attempt)
+    if len(members) > 1 or _spec(members[0]).views:
+        plans = _keep_asked(plans, members, shard.per_task)
+    seconds = _label_seconds(labels) - before
+    seconds += sum(_label_seconds(s) for s in sampler.state.values())
+    return GroupResult(plans=plans, rejected=rejected, label_seconds=seconds)
+
+
+@dataclass
 class BuildReport:
     """What a build made and what it turned down."""
 
@@ -84,6 +147,10 @@ class BuildReport:
     """The extract the map tasks came from ("" when there were none)."""
     credits: list[str] = field(default_factory=list)
     """Credits other than OSM's and GeoNames' that the data asks for (MFS: the legend's)."""
+    workers: int = 1
+    """Processes or Ray actors that sampled and rendered the map views (1: this process)."""
+    retried: list[str] = field(default_factory=list)
+    """Shards run again on a new Ray actor after theirs died (what and why)."""
 
     @property
     def short(self) -> dict[str, int]:
@@ -178,6 +245,8 @@ def build_dataset(
     repeat_places: bool = False,
     prompts: Path | None = None,
     task_options: Mapping[str, Any] | None = None,
+    workers: int | None = 1,
+    ray: str | None = None,
 ) -> BuildReport:
     """Sample ``per_task`` questions of each task from ``extract`` (default: the embedded one),
     render their maps and write a dataset folder at ``out``.  RLE asks each map in metres and
@@ -191,7 +260,10 @@ def build_dataset(
     ``task_options`` go to the tasks that build themselves (``TaskSpec.builder``: MFS takes
     ``clip_checkpoint``, ``clip_hub``, ``clip_model``, ``clip_random_weights``,
     ``clip_seed``, and ``mfs_only``, a list of "category:key=value" entries to draw instead
-    of the whole catalogue)."""
+    of the whole catalogue).
+    ``workers``: processes that sample and render the map views (the same bytes whatever the
+    number); ``ray``: "auto" or a Ray cluster's address to run them as Ray actors instead
+    (``workers`` actors, or one per CPU of the cluster when None; the ``ray`` extra)."""
     from .gps.generate import GpsReport, add_gps_samples, check_gps_tasks
 
     known = buildable_tasks()
@@ -203,6 +275,12 @@ def build_dataset(
         )
     if per_task < 1:
         raise CartoqaError(f"--per-task {per_task} must be at least 1")
+    if ray is None and workers is None:
+        workers = 1
+    if workers is not None and workers < 1:
+        raise CartoqaError(f"--workers {workers} must be at least 1 (1 builds in this process)")
+    if ray is not None and not ray.strip():
+        raise CartoqaError("--ray '': give 'auto' or a Ray cluster's address (HOST:PORT)")
     on_map = [t for t in tasks if _spec(t).family == "map"]
     own = [t for t in on_map if _spec(t).builder is not None]
     on_views = [t for t in on_map if t not in own]
@@ -239,6 +317,8 @@ def build_dataset(
                 strict=strict,
                 repeat_places=repeat_places,
                 prompts=wording,
+                workers=workers,
+                ray=ray,
             )
         if own and not on_views:
             writer.name = f"legend-seed{seed}"
@@ -320,88 +400,119 @@ def _build(
     strict: bool,
     repeat_places: bool,
     prompts: PromptSet,
+    workers: int | None = 1,
+    ray: str | None = None,
 ) -> dict[str, Any]:
     """Sample, render and add the map tasks' samples to ``writer``; returns what
     ``writer.finish`` must record of them."""
     from maps import MapEngine
-    from maps.labels import RoadLabels
     from maps.roads import load_road_graph
 
     t0 = time.perf_counter()
+    # the database (the private cluster started, the extract imported) and the road graph's
+    # cache are made here, before any worker starts: workers find them and never race
     engine = engine or MapEngine(extract, carto_files=carto_files, cache=cache, dsn=dsn)
     roads = load_road_graph(engine.extract, cache=cache)
-    labels = RoadLabels(engine)
-    report.seconds["graph"] = time.perf_counter() - t0
-
-    t0 = time.perf_counter()
-    plans: list[Plan] = []
-    states: list[object] = []  # what the generators kept (their label checks' seconds)
     #: tasks that share views (``TaskSpec.views``) are sampled as one group, in the order asked
     groups: dict[str, list[str]] = {}
     for task in tasks:
         groups.setdefault(_spec(task).views or task, []).append(task)
-    for group, members in groups.items():
-        n_maps = max(maps_wanted(t, per_task) for t in members)
-        for t in members:
-            report.wanted[t] = maps_wanted(t, per_task) * _spec(t).questions_per_map
-        sampler = ViewSampler(
-            roads,
-            labels,
-            engine.extract.bounds,
-            _task_seed(seed, group),
-            covered_share=engine.extract.covered_share,
-            repeat_places=repeat_places,
-            prompts=prompts,
-        )
-        rejected: Counter[str] = Counter()
-        task_plans = _plans(sampler, members[0], n_maps, rejected, on_plan, on_attempt)
-        states += sampler.state.values()
-        if len(members) > 1 or _spec(members[0]).views:
-            task_plans = _keep_asked(task_plans, members, per_task)
-        for t in members:
-            report.rejected[t] = rejected
-            report.maps[t] = sum(
-                any((q.task or p.task) == t for q in p.questions) for p in task_plans
-            )
-            if report.maps[t] < maps_wanted(t, per_task):
-                report.gave_up[t] = _why_stopped(task_plans, n_maps, rejected)
-        plans += task_plans
-    if strict and report.gave_up:
-        raise BuildError(
-            f"{engine.extract.name}: --strict and "
-            + "; ".join(
-                f"{t}: {report.maps.get(t, 0)} of {maps_wanted(t, per_task)} maps ({why})"
-                for t, why in report.gave_up.items()
-            )
-            + ", so no dataset was written. Ask for fewer, or use a larger extract.",
-            report,
-        )
-    empty = [t for t in tasks if report.maps.get(t, 0) == 0]
-    if empty:
-        raise BuildError(
-            f"{engine.extract.name}: no {', '.join(empty)} question could be made from this "
-            "extract, so no dataset was written. Rejections: "
-            + "; ".join(
-                f"{t}: " + (", ".join(f"{r} {n}" for r, n in report.rejected[t].most_common(4)))
-                for t in empty
-            )
-            + ". Use a larger extract, or leave these tasks out with --tasks.",
-            report,
-        )
-    label_seconds = _label_seconds(labels) + sum(_label_seconds(s) for s in states)
-    report.seconds["sampling"] = time.perf_counter() - t0 - label_seconds
-    report.seconds["labels"] = label_seconds
+    shards = [
+        GroupShard(seed, group, tuple(members), per_task, repeat_places, prompts)
+        for group, members in groups.items()
+    ]
+    with contextlib.ExitStack() as stack:
+        pool = None
+        if workers != 1 or ray is not None:
+            from .build_shards import WorkerLostError, open_pool
 
-    t0 = time.perf_counter()
-    rendered = engine.render_many([p.view for p in plans], progress=progress)
-    report.seconds["rendering"] = time.perf_counter() - t0
+            pool = stack.enter_context(
+                open_pool(
+                    engine, workers=workers, ray=ray, carto_files=carto_files, cache=cache, dsn=dsn
+                )
+            )
+            report.workers = pool.size
+        else:
+            from maps.labels import RoadLabels
+
+            labels = RoadLabels(engine)
+        report.seconds["graph"] = time.perf_counter() - t0
+
+        t0 = time.perf_counter()
+        if pool is None:
+            results = [
+                sample_group(
+                    s, roads, labels, engine.extract, on_plan=on_plan, on_attempt=on_attempt
+                )
+                for s in shards
+            ]
+        else:
+            try:
+                results = pool.sample(shards, on_done=_progress(on_plan, on_attempt))
+            except WorkerLostError as exc:
+                report.retried = list(pool.retried)
+                raise BuildError(str(exc), report) from None
+        plans: list[Plan] = []
+        for shard, result in zip(shards, results, strict=True):
+            members = list(shard.members)
+            n_maps = max(maps_wanted(t, per_task) for t in members)
+            for t in members:
+                report.wanted[t] = maps_wanted(t, per_task) * _spec(t).questions_per_map
+                report.rejected[t] = result.rejected
+                report.maps[t] = sum(
+                    any((q.task or p.task) == t for q in p.questions) for p in result.plans
+                )
+                if report.maps[t] < maps_wanted(t, per_task):
+                    report.gave_up[t] = _why_stopped(result.plans, n_maps, result.rejected)
+            plans += result.plans
+        if strict and report.gave_up:
+            raise BuildError(
+                f"{engine.extract.name}: --strict and "
+                + "; ".join(
+                    f"{t}: {report.maps.get(t, 0)} of {maps_wanted(t, per_task)} maps ({why})"
+                    for t, why in report.gave_up.items()
+                )
+                + ", so no dataset was written. Ask for fewer, or use a larger extract.",
+                report,
+            )
+        empty = [t for t in tasks if report.maps.get(t, 0) == 0]
+        if empty:
+            raise BuildError(
+                f"{engine.extract.name}: no {', '.join(empty)} question could be made from this "
+                "extract, so no dataset was written. Rejections: "
+                + "; ".join(
+                    f"{t}: " + (", ".join(f"{r} {n}" for r, n in report.rejected[t].most_common(4)))
+                    for t in empty
+                )
+                + ". Use a larger extract, or leave these tasks out with --tasks.",
+                report,
+            )
+        label_seconds = sum(r.label_seconds for r in results)
+        # with workers, label checks ran side by side: sampling is the stage's wall time less
+        # its share of them
+        wall = time.perf_counter() - t0
+        report.seconds["sampling"] = max(0.0, wall - label_seconds / report.workers)
+        report.seconds["labels"] = label_seconds
+
+        t0 = time.perf_counter()
+        views = [p.view for p in plans]
+        if pool is None:
+            pngs = [shot.png for shot in engine.render_many(views, progress=progress)]
+        else:
+            try:
+                pngs = pool.render(views)
+            except WorkerLostError as exc:
+                report.retried = list(pool.retried)
+                raise BuildError(str(exc), report) from None
+            report.retried = list(pool.retried)
+        report.seconds["rendering"] = time.perf_counter() - t0
 
     t0 = time.perf_counter()
     # "navigation-" when every task asked is one of those (the name such datasets had)
     kind = "navigation" if set(tasks) <= set(NAVIGATION_TASKS) else "maps"
     writer.name = f"{kind}-{engine.extract.name}-seed{seed}"
-    for plan, shot in zip(plans, rendered, strict=True):
-        image = writer.add_image(f"{plan.view.id}.png", shot.png)
+    for plan, png in zip(plans, pngs, strict=True):
+        image = writer.add_image(f"{plan.view.id}.png", png)
         for q in plan.questions:
             task = q.task or plan.task
             writer.add(
@@ -431,6 +542,21 @@ def _build(
         "shortfall": report.short,
         "rejected": dict(report.rejected),
     }
+
+
+def _progress(
+    on_plan: Callable[[], None] | None, on_attempt: Callable[[str, int, int], None] | None
+) -> Callable[[GroupShard, GroupResult], None]:
+    """What to tell the caller when a worker has sampled a group (once per group)."""
+
+    def done(shard: GroupShard, result: GroupResult) -> None:
+        for _ in result.plans:
+            if on_plan:
+                on_plan()
+        if on_attempt:
+            on_attempt(shard.members[0], len(result.plans), sum(result.rejected.values()))
+
+    return done
 
 
 def _keep_asked(plans: list[Plan], members: list[str], per_task: int) -> list[Plan]:
