@@ -27,12 +27,10 @@ chunks, and the one writer here merges them in the order a single process uses
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import logging
-import math
 import time
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -42,13 +40,23 @@ from cartoqa.errors import CartoqaError
 from cartoqa.records import OSM_ATTRIBUTION, Metadata, Prompt, Provenance, Sample
 from cartoqa.stores import DatasetWriter
 
+from .build_groups import (
+    GroupResult,
+    GroupShard,
+    maps_wanted,
+    sample_group,
+    why_stopped,
+)
+from .build_groups import task_spec as _spec
 from .navigation import NAVIGATION_TASKS
-from .spec import TaskSpec, get_task, registered_tasks
+from .spec import registered_tasks
 from .templates import PromptSet, load_prompts
-from .views import Plan, Reject, ViewSampler
+from .views import Plan
 
 if TYPE_CHECKING:
     from maps import MapEngine
+
+    from .build_shards import Pool
 
 __all__ = [
     "BuildError",
@@ -63,66 +71,6 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 OSM_SOURCE = f"OpenStreetMap, ODbL 1.0, {OSM_ATTRIBUTION}"
-#: candidates tried per wanted map before the build gives up on a task
-ATTEMPTS_PER_MAP = 80
-#: rejections in a row after which a task is given up: the extract has no more fair
-#: candidates (bounds a --per-task far beyond what a small extract holds)
-MAX_REJECTIONS_IN_A_ROW = 2000
-
-
-@dataclass
-class GroupShard:
-    """One view group (tasks sharing views, ``TaskSpec.views``) to sample: a worker's share of
-    a build.  Its plans depend only on these fields (and the extract), not on who samples it."""
-
-    seed: int
-    group: str
-    members: tuple[str, ...]
-    per_task: int
-    repeat_places: bool
-    prompts: PromptSet
-
-
-@dataclass
-class GroupResult:
-    """What sampling a ``GroupShard`` made."""
-
-    plans: list[Plan]
-    rejected: Counter[str]
-    label_seconds: float
-    """Seconds the label checks took (``RoadLabels`` and the generators' own)."""
-
-
-def sample_group(
-    shard: GroupShard,
-    roads: Any,
-    labels: Any,
-    extract: Any,
-    *,
-    on_plan: Callable[[], None] | None = None,
-    on_attempt: Callable[[str, int, int], None] | None = None,
-) -> GroupResult:
-    """Sample one view group with its own ``ViewSampler`` (seeded by the build's seed and the
-    group): the same plans in this process or in a worker."""
-    members = list(shard.members)
-    n_maps = max(maps_wanted(t, shard.per_task) for t in members)
-    sampler = ViewSampler(
-        roads,
-        labels,
-        extract.bounds,
-        _task_seed(shard.seed, shard.group),
-        covered_share=extract.covered_share,
-        repeat_places=shard.repeat_places,
-        prompts=shard.prompts,
-    )
-    rejected: Counter[str] = Counter()
-    before = _label_seconds(labels)
-    plans = _plans(sampler, members[0], n_maps, rejected, on_plan, on_attempt)
-    if len(members) > 1 or _spec(members[0]).views:
-        plans = _keep_asked(plans, members, shard.per_task)
-    seconds = _label_seconds(labels) - before
-    seconds += sum(_label_seconds(s) for s in sampler.state.values())
-    return GroupResult(plans=plans, rejected=rejected, label_seconds=seconds)
 
 
 @dataclass
@@ -185,45 +133,6 @@ class BuildError(CartoqaError):
     def __init__(self, message: str, report: BuildReport) -> None:
         super().__init__(message)
         self.report = report
-
-
-def _task_seed(seed: int, task: str) -> int:
-    return int.from_bytes(hashlib.sha256(f"{seed}:{task}".encode()).digest()[:8], "big")
-
-
-def _plans(
-    sampler: ViewSampler,
-    task: str,
-    n_maps: int,
-    rejected: Counter[str],
-    on_plan: Callable[[], None] | None,
-    on_attempt: Callable[[str, int, int], None] | None = None,
-) -> list[Plan]:
-    plans: list[Plan] = []
-    attempts = 0
-    in_a_row = 0
-    make = _spec(task).generator
-    assert make is not None
-    while len(plans) < n_maps and attempts < ATTEMPTS_PER_MAP * n_maps:
-        if in_a_row >= MAX_REJECTIONS_IN_A_ROW:
-            break
-        attempts += 1
-        i = len(plans)
-        try:
-            plan = make(sampler, i)
-        except Reject as r:
-            rejected[r.reason] += 1
-            in_a_row += 1
-            if on_attempt:
-                on_attempt(task, len(plans), sum(rejected.values()))
-            continue
-        in_a_row = 0
-        plans.append(plan)
-        if on_plan:
-            on_plan()
-        if on_attempt:
-            on_attempt(task, len(plans), sum(rejected.values()))
-    return plans
 
 
 def build_dataset(
@@ -424,7 +333,7 @@ def _build(
     with contextlib.ExitStack() as stack:
         pool = None
         if workers != 1 or ray is not None:
-            from .build_shards import WorkerLostError, open_pool
+            from .build_shards import WorkerLostError
 
             pool = stack.enter_context(
                 open_pool(
@@ -463,7 +372,7 @@ def _build(
                     any((q.task or p.task) == t for q in p.questions) for p in result.plans
                 )
                 if report.maps[t] < maps_wanted(t, per_task):
-                    report.gave_up[t] = _why_stopped(result.plans, n_maps, result.rejected)
+                    report.gave_up[t] = why_stopped(result.plans, n_maps, result.rejected)
             plans += result.plans
         if strict and report.gave_up:
             raise BuildError(
@@ -559,23 +468,6 @@ def _progress(
     return done
 
 
-def _keep_asked(plans: list[Plan], members: list[str], per_task: int) -> list[Plan]:
-    """A view group's plans with the questions of the tasks asked for only, each task's on
-    its first ``maps_wanted`` maps (a task asking two questions a map needs half as many);
-    maps left with no question are dropped."""
-    kept = []
-    for n, plan in enumerate(plans):
-        questions = [
-            q
-            for q in plan.questions
-            if (q.task or plan.task) in members and n < maps_wanted(q.task or plan.task, per_task)
-        ]
-        if questions:
-            plan.questions = questions
-            kept.append(plan)
-    return kept
-
-
 def _warn_short(report: BuildReport, per_task: int) -> None:
     for task in report.short:
         log.warning(
@@ -587,13 +479,6 @@ def _warn_short(report: BuildReport, per_task: int) -> None:
             ", ".join(f"{r} {n}" for r, n in report.rejected.get(task, Counter()).most_common(4))
             or report.gave_up.get(task, ""),
         )
-
-
-def _spec(task: str) -> TaskSpec:
-    spec = get_task(task)
-    if spec is None:
-        raise CartoqaError(f"task {task!r} is not registered")
-    return spec
 
 
 def _made_by(task: str) -> str:
@@ -624,17 +509,32 @@ def extract_tasks() -> list[str]:
     return [n for n, s in registered_tasks().items() if s.family == "map" and s.generator]
 
 
-def maps_wanted(task: str, per_task: int) -> int:
-    """Maps to render for ``per_task`` questions (RLE asks each map twice: metres, feet)."""
-    return math.ceil(per_task / _spec(task).questions_per_map)
+@contextlib.contextmanager
+def open_pool(
+    engine: MapEngine,
+    *,
+    workers: int | None,
+    ray: str | None,
+    carto_files: Path | None,
+    cache: Path | None,
+    dsn: str | None,
+) -> Iterator[Pool]:
+    """The pool of a build: ``workers`` local processes, or Ray actors when ``ray`` is set
+    (``workers`` of them, or one per CPU of the cluster when None); closed on the way out."""
+    from .build_shards import EngineSpec, LocalPool
 
+    spec = EngineSpec.of(engine, carto_files=carto_files, cache=cache, dsn=dsn)
+    pool: Any
+    if ray is not None:
+        from .build_ray import RayPool
 
-def _why_stopped(plans: list[Plan], n_maps: int, rejected: Counter[str]) -> str:
-    tried = len(plans) + sum(rejected.values())
-    if tried >= ATTEMPTS_PER_MAP * n_maps:
-        return f"tried {tried} candidates ({ATTEMPTS_PER_MAP} per map asked for)"
-    return f"{MAX_REJECTIONS_IN_A_ROW} candidates in a row were rejected"
-
-
-def _label_seconds(labels: object) -> float:
-    return float(getattr(labels, "seconds", 0.0))
+        pool = RayPool(spec, address=ray, size=workers)
+    else:
+        assert workers is not None
+        pool = LocalPool(spec, workers)
+    failed = True
+    try:
+        yield pool
+        failed = False
+    finally:
+        pool.close(failed=failed)

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from cartoqa.errors import CartoqaError, MissingDependencyError
 
-from .build import GroupResult, GroupShard
+from .build_groups import GroupResult, GroupShard
 from .build_shards import BuildWorker, EngineSpec, WorkerLostError, chunks
 
 if TYPE_CHECKING:

@@ -3,7 +3,7 @@
 ``cartoqa build --workers N`` splits the map tasks' work two ways, both fixed by the
 seed and not by N, so the bytes do not depend on N:
 
-- sampling by view group (``build.GroupShard``: the tasks that share views, sampled by one
+- sampling by view group (``build_groups.GroupShard``: the tasks that share views, sampled by one
   ``ViewSampler`` seeded from the build's seed and the group): one worker samples one group
   whole (a sampler's stream is sequential, so one group cannot be split);
 - rendering by contiguous chunks of the merged list of accepted maps, one chunk a worker.
@@ -22,10 +22,9 @@ written.
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import multiprocessing
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
@@ -34,13 +33,13 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from cartoqa.errors import CartoqaError
 
-from .build import GroupResult, GroupShard, sample_group
+from .build_groups import GroupResult, GroupShard, sample_group
 
 if TYPE_CHECKING:
     from maps import MapEngine, View
     from maps.extracts import Extract
 
-__all__ = ["BuildWorker", "EngineSpec", "LocalPool", "WorkerLostError", "chunks", "open_pool"]
+__all__ = ["BuildWorker", "EngineSpec", "LocalPool", "Pool", "WorkerLostError", "chunks"]
 
 log = logging.getLogger(__name__)
 
@@ -258,32 +257,3 @@ class LocalPool:
                 p.terminate()
         for p in procs:
             p.join(timeout=10)
-
-
-@contextlib.contextmanager
-def open_pool(
-    engine: MapEngine,
-    *,
-    workers: int | None,
-    ray: str | None,
-    carto_files: Path | None,
-    cache: Path | None,
-    dsn: str | None,
-) -> Iterator[Pool]:
-    """The pool of a build: ``workers`` local processes, or Ray actors when ``ray`` is set
-    (``workers`` of them, or one per CPU of the cluster when None); closed on the way out."""
-    spec = EngineSpec.of(engine, carto_files=carto_files, cache=cache, dsn=dsn)
-    pool: Any
-    if ray is not None:
-        from .build_ray import RayPool
-
-        pool = RayPool(spec, address=ray, size=workers)
-    else:
-        assert workers is not None
-        pool = LocalPool(spec, workers)
-    failed = True
-    try:
-        yield pool
-        failed = False
-    finally:
-        pool.close(failed=failed)

@@ -16,7 +16,8 @@ from cartoqa.cli import app
 from cartoqa.errors import DatasetError
 from cartoqa.stores import DatasetWriter, load_dataset
 from cartoqa.tasks import build_dataset
-from cartoqa.tasks.build import MAX_REJECTIONS_IN_A_ROW, BuildError
+from cartoqa.tasks.build import BuildError
+from cartoqa.tasks.build_groups import MAX_REJECTIONS_IN_A_ROW
 
 from .conftest import extract_path
 
