@@ -34,8 +34,13 @@ def build(
         ),
     ] = "srn,rle,mml",
     per_task: Annotated[
-        int, typer.Option(help="Samples per task (RLE: maps x 2 units; GPS tasks: 10 or more).")
-    ] = 10,
+        str,
+        typer.Option(
+            help="Samples per task (RLE: maps x 2 units; GPS tasks: 10 or more): one count for "
+            "all, or one per task asked, e.g. srn=278,rle=600,mml=250.",
+            metavar="N|TASK=N,...",
+        ),
+    ] = "10",
     seed: Annotated[int, typer.Option(help="The same seed gives the same samples.")] = 0,
     carto_files: Annotated[
         Path | None, typer.Option(help="Folder with carto's patterns/ and symbols/shields/.")
@@ -122,6 +127,7 @@ def build(
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     wanted = [t.strip() for t in tasks.split(",") if t.strip()]
     try:
+        counts = parse_counts(per_task)
         places = _places(out, extract, extracts)
         _check_workers(workers, ray)
     except CartoqaError as exc:
@@ -178,7 +184,7 @@ def build(
 
     def on_attempt(task: str, made: int, rejected: int) -> None:
         if task not in ids:
-            ids[task] = bars.add_task(task, total=maps_wanted(task, per_task), rejected=0)
+            ids[task] = bars.add_task(task, total=maps_wanted(task, counts), rejected=0)
         bars.update(ids[task], completed=made, rejected=rejected)
 
     try:
@@ -187,7 +193,7 @@ def build(
                 out,
                 extract=extract,
                 tasks=wanted,
-                per_task=per_task,
+                per_task=counts,
                 seed=seed,
                 carto_files=carto_files,
                 dsn=dsn,
@@ -338,3 +344,28 @@ def _table(report: BuildReport, wanted: list[str], title: str) -> Table:
         maps = str(report.maps[task]) if task in report.maps else "-"
         table.add_row(task, f"{have}{short}", maps, reasons or "-")
     return table
+
+
+def parse_counts(text: str) -> int | dict[str, int]:
+    """``--per-task``: "10" (one count for all tasks) or "srn=278,rle=600" (one per task)."""
+    text = text.strip()
+    if "=" not in text:
+        try:
+            return int(text)
+        except ValueError:
+            raise CartoqaError(
+                f"--per-task {text!r}: give a whole number (10) or a count per task "
+                "(srn=278,rle=600)"
+            ) from None
+    counts: dict[str, int] = {}
+    for part in (p.strip() for p in text.split(",") if p.strip()):
+        task, _, n = part.partition("=")
+        try:
+            if not task.strip():
+                raise ValueError(part)
+            counts[task.strip()] = int(n)
+        except ValueError:
+            raise CartoqaError(
+                f"--per-task {part!r}: write each as TASK=N with N a whole number (srn=278,rle=600)"
+            ) from None
+    return counts

@@ -43,6 +43,8 @@ from cartoqa.stores import DatasetWriter
 from .build_groups import (
     GroupResult,
     GroupShard,
+    PerTask,
+    count_of,
     maps_wanted,
     sample_group,
     why_stopped,
@@ -140,7 +142,7 @@ def build_dataset(
     *,
     extract: Path | None = None,
     tasks: Sequence[str] = NAVIGATION_TASKS,
-    per_task: int = 10,
+    per_task: PerTask = 10,
     seed: int = 0,
     carto_files: Path | None = None,
     cache: Path | None = None,
@@ -157,7 +159,8 @@ def build_dataset(
     workers: int | None = 1,
     ray: str | None = None,
 ) -> BuildReport:
-    """Sample ``per_task`` questions of each task from ``extract`` (default: the embedded one),
+    """Sample ``per_task`` questions of each task (one count for all, or a mapping of task
+    name to count covering every task asked) from ``extract`` (default: the embedded one),
     render their maps and write a dataset folder at ``out``.  RLE asks each map in metres and
     in feet, so it renders ``ceil(per_task / 2)`` maps for ``per_task`` (rounded up to even)
     questions.  ``engine`` reuses a ``MapEngine`` (its extract wins over ``extract``).
@@ -182,8 +185,7 @@ def build_dataset(
             f"--tasks {','.join(unknown)}: not a task this build makes; use some of "
             f"{', '.join(known)}"
         )
-    if per_task < 1:
-        raise CartoqaError(f"--per-task {per_task} must be at least 1")
+    per_task = _checked_counts(per_task, tasks)
     if ray is None and workers is None:
         workers = 1
     if workers is not None and workers < 1:
@@ -195,7 +197,8 @@ def build_dataset(
     on_views = [t for t in on_map if t not in own]
     on_gps = [t for t in tasks if _spec(t).family == "gps"]
     if on_gps:
-        check_gps_tasks(on_gps, per_task)
+        gps_count = _gps_count(per_task, on_gps)
+        check_gps_tasks(on_gps, gps_count)
     wording = load_prompts(prompts)  # a bad file is refused before any work
     report = BuildReport(path=Path(out))
     # checks and locks the output first: nothing is sampled or rendered for a folder we
@@ -236,7 +239,7 @@ def build_dataset(
             assert builder is not None
             job = OwnBuild(
                 task=task,
-                per_task=per_task,
+                per_task=count_of(task, per_task),
                 seed=seed,
                 prompts=wording,
                 cache=cache,
@@ -256,7 +259,7 @@ def build_dataset(
             finish["attribution"] = [
                 *finish["attribution"],
                 *add_gps_samples(
-                    writer, gps, per_task=per_task, seed=seed, tasks=on_gps, prompts=wording
+                    writer, gps, per_task=gps_count, seed=seed, tasks=on_gps, prompts=wording
                 ),
             ]
             for task in on_gps:
@@ -297,7 +300,7 @@ def _build(
     *,
     extract: Path | None,
     tasks: Sequence[str],
-    per_task: int,
+    per_task: PerTask,
     seed: int,
     carto_files: Path | None,
     cache: Path | None,
@@ -468,7 +471,7 @@ def _progress(
     return done
 
 
-def _warn_short(report: BuildReport, per_task: int) -> None:
+def _warn_short(report: BuildReport, per_task: PerTask) -> None:
     for task in report.short:
         log.warning(
             "%s: %d of %d %s samples made; the extract ran out of fair candidates (%s)",
@@ -479,6 +482,42 @@ def _warn_short(report: BuildReport, per_task: int) -> None:
             ", ".join(f"{r} {n}" for r, n in report.rejected.get(task, Counter()).most_common(4))
             or report.gave_up.get(task, ""),
         )
+
+
+def _checked_counts(per_task: PerTask, tasks: Sequence[str]) -> PerTask:
+    """``per_task`` checked: every count at least 1, and a count per task for each task asked
+    (and no other); a mapping becomes a plain dict (picklable for workers)."""
+    if isinstance(per_task, int):
+        if per_task < 1:
+            raise CartoqaError(f"--per-task {per_task} must be at least 1")
+        return per_task
+    counts = dict(per_task)
+    missing = [t for t in tasks if t not in counts]
+    extra = sorted(set(counts) - set(tasks))
+    if missing or extra:
+        raise CartoqaError(
+            "--per-task gives "
+            + ", ".join(f"{t}={n}" for t, n in counts.items())
+            + (f"; no count for {', '.join(missing)}" if missing else "")
+            + (f"; {', '.join(extra)} not asked for in --tasks" if extra else "")
+            + ": give one count for all tasks (--per-task 10) or one for each task asked"
+        )
+    low = [f"{t}={n}" for t, n in counts.items() if not isinstance(n, int) or n < 1]
+    if low:
+        raise CartoqaError(f"--per-task {', '.join(low)}: each count must be a whole number >= 1")
+    return counts
+
+
+def _gps_count(per_task: PerTask, on_gps: Sequence[str]) -> int:
+    """The one count the GPS tasks of a build share (GPS sets are made with one count)."""
+    counts = sorted({count_of(t, per_task) for t in on_gps})
+    if len(counts) > 1:
+        raise CartoqaError(
+            f"--per-task: the GPS tasks {', '.join(on_gps)} are given different counts "
+            f"({', '.join(map(str, counts))}); GPS tasks are made with one count: give them "
+            "the same"
+        )
+    return counts[0]
 
 
 def _made_by(task: str) -> str:

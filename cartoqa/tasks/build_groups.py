@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import math
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,6 +26,8 @@ __all__ = [
     "MAX_REJECTIONS_IN_A_ROW",
     "GroupResult",
     "GroupShard",
+    "PerTask",
+    "count_of",
     "maps_wanted",
     "sample_group",
     "task_spec",
@@ -39,6 +41,10 @@ ATTEMPTS_PER_MAP = 80
 MAX_REJECTIONS_IN_A_ROW = 2000
 
 
+PerTask = int | Mapping[str, int]
+"""Questions wanted of each task: one count for all, or a count per task name."""
+
+
 @dataclass
 class GroupShard:
     """One view group (tasks sharing views, ``TaskSpec.views``) to sample: a worker's share of
@@ -47,7 +53,7 @@ class GroupShard:
     seed: int
     group: str
     members: tuple[str, ...]
-    per_task: int
+    per_task: PerTask
     repeat_places: bool
     prompts: PromptSet
 
@@ -133,7 +139,7 @@ def _plans(
     return plans
 
 
-def _keep_asked(plans: list[Plan], members: list[str], per_task: int) -> list[Plan]:
+def _keep_asked(plans: list[Plan], members: list[str], per_task: PerTask) -> list[Plan]:
     """A view group's plans with the questions of the tasks asked for only, each task's on
     its first ``maps_wanted`` maps (a task asking two questions a map needs half as many);
     maps left with no question are dropped."""
@@ -157,9 +163,14 @@ def task_spec(task: str) -> TaskSpec:
     return spec
 
 
-def maps_wanted(task: str, per_task: int) -> int:
+def count_of(task: str, per_task: PerTask) -> int:
+    """The questions wanted of ``task``: ``per_task`` itself, or its entry for the task."""
+    return per_task if isinstance(per_task, int) else per_task[task]
+
+
+def maps_wanted(task: str, per_task: PerTask) -> int:
     """Maps to render for ``per_task`` questions (RLE asks each map twice: metres, feet)."""
-    return math.ceil(per_task / task_spec(task).questions_per_map)
+    return math.ceil(count_of(task, per_task) / task_spec(task).questions_per_map)
 
 
 def why_stopped(plans: list[Plan], n_maps: int, rejected: Counter[str]) -> str:
