@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from cartoqa.errors import CartoqaError
@@ -233,6 +234,8 @@ def build(
             f"({report.gave_up.get(task, 'the extract ran out of fair candidates')}); "
             "recorded in the manifest"
         )
+    for retry in report.retried:  # a Ray actor died; its shard ran again (the same bytes)
+        console.print(f"[yellow]retried[/]: {escape(retry)}")
     from cartoqa.tasks.gps import GPS_CREDITS
 
     credits = []
