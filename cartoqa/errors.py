@@ -16,6 +16,8 @@ Exceptions that never reach a user stay beside the code that raises and catches
 them, as control flow: ``cartoqa.stores._locks.LockBusy``,
 ``cartoqa.stores.cache_files.BadCacheEntry``, ``cartoqa.tasks.views.Reject``,
 ``cartoqa.models._api.MalformedReplyError`` and ``TryTimeoutError``,
+``cartoqa.tasks.build_shards.WorkerLostError`` (a build worker or Ray actor died: the build
+answers with ``BuildError``),
 ``annotations.label_studio._RefusedError``, and
 ``evaluators.errors.AnswerParseError`` (an answer that holds no value: scored,
 not raised to the user).
