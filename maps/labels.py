@@ -16,8 +16,9 @@ label.  The method (``../shared/spec/label-visibility.md``):
    fonts, order and placement stay the same; the two detectors' glyph boxes
    must be equal (as sets), and that is checked every time (``PLACEMENT_TRIES``
    coded renders, then ``RenderStackError``).  The coded style leaves out what
-   only paints under the names (``maps.colour_coded.without_background``), and
-   the tiles' render runs in a thread beside the coded one.  A metatile's
+   only paints under the names (``maps.colour_coded.without_background``); the
+   tiles' render and the coded one run one after the other (two Mapnik renders at
+   once in one process once drew icons differently).  A metatile's
    result (its attributed glyphs) is kept beside its tiles, a checked cache
    file keyed by the style, the salts and ``GLYPHS_VERSION``
    (``RoadLabels.glyphs_path``): every later build and worker on that cache
@@ -49,7 +50,6 @@ import re
 import time
 from collections import defaultdict
 from collections.abc import Iterable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -293,11 +293,12 @@ class RoadLabels(ColourCoded):
         # tiles, their boxes and this check; the image stays in the tiles' memory so that the
         # view's tiles need no second render when it is accepted: ``keep_tiles``); the coded
         # render is drawn again, up to ``PLACEMENT_TRIES`` times, until it places them alike
-        # the tiles' render in a thread beside the coded one (Mapnik lets go of the GIL
-        # while it draws): the two take one render's time on two cores
-        with ThreadPoolExecutor(1, thread_name_prefix="tiles-for-labels") as pool:
-            placed = pool.submit(self.engine.tiles.placements, z, mx, my)
-            found = self._coded_as_placed(salt, z, mx, my, n, placed.result)
+        # one after the other, never at once: two Mapnik renders side by side in one process
+        # once drew a tile's SVG icons differently (147 pixels of a 1366x768 map, in a CI run;
+        # Mapnik's marker cache is shared by the process), and the bytes must not vary
+        found = self._coded_as_placed(
+            salt, z, mx, my, n, lambda: self.engine.tiles.placements(z, mx, my)
+        )
         if found is None:
             raise RenderStackError(
                 f"the colour-coded render placed labels differently from the tiles in metatile "

@@ -163,7 +163,9 @@ def test_a_killed_worker_fails_the_build_and_writes_nothing(
 ):
     engine_for(REFERENCE["extract"])  # imported and its road graph cached: the build is the test
     out = tmp_path / "out"
-    cmd, env = _command(out, cluster), _cli_env(cache, carto_files)
+    # a cache of its own, cold: the build's work outlasts the moment the worker is stopped
+    # (on the session's warm cache a worker may be done before the kill lands)
+    cmd, env = _command(out, cluster), _cli_env(tmp_path / "cache", carto_files)
     status, err, seen, victim = _stop_at_work(
         cmd, env, lambda _proc, worker: os.kill(worker, signal.SIGKILL)
     )
@@ -187,7 +189,7 @@ def test_ctrl_c_stops_the_workers_and_writes_nothing(
     # Ctrl-C in a terminal signals the whole process group: the command and its workers
     status, err, seen, _ = _stop_at_work(
         _command(out, cluster),
-        _cli_env(cache, carto_files),
+        _cli_env(tmp_path / "cache", carto_files),  # cold: see the test above
         lambda proc, _worker: os.killpg(proc.pid, signal.SIGINT),
     )
     assert status == 130, err
