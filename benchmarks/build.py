@@ -156,7 +156,8 @@ def cartomapqa(args: argparse.Namespace, carto: Path | None) -> None:
     print(
         f"CartoMapQA-sized build (x{args.scale:g}) from {args.extract.name}, "
         f"--workers {args.workers}: {questions} questions on {maps} images in {wall:.0f} s "
-        f"({wall / 60:.1f} min; a cold cache: database import, road graph and tiles included)"
+        f"({wall / 60:.1f} min; cold tile and road-graph caches; an extract imported "
+        "before is not imported again)"
     )
     print(f"{'task':<16}{'asked':>7}{'made':>7}{'maps':>7}  rejected (top 3)")
     print("-" * 80)
