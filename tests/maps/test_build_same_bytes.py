@@ -12,9 +12,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
+
+from .conftest import extract_path
 
 GOLDEN = Path(__file__).resolve().parent / "golden" / "golden.json"
 BUILDS: dict[str, dict] = json.loads(GOLDEN.read_text())["builds"]
@@ -36,20 +41,24 @@ def first_difference(kind: str, want: dict[str, str], got: dict[str, str]) -> st
 
 
 @pytest.mark.parametrize("name", sorted(BUILDS))
-def test_a_build_makes_the_reference_bytes(name, engine_for, cache, tmp_path):
-    from cartoqa.tasks import build_dataset
-
+def test_a_build_makes_the_reference_bytes(name, engine_for, cluster, cache, carto_files, tmp_path):
+    # the build runs as a command in a process of its own, as the reference was made: in
+    # this long test process, after other tests have rendered, a map's SVG icons came out
+    # differently (147 pixels of helsinki-srn's srn-0002.png, the same way twice); what
+    # process state carries over is not yet known (see the issue 31 note)
     ref = BUILDS[name]
+    engine_for(ref["extract"])  # imported into the session's cluster once
     folder = tmp_path / name
-    build_dataset(
-        folder,
-        engine=engine_for(ref["extract"]),
-        cache=cache,
-        tasks=ref["tasks"],
-        per_task=ref["per_task"],
-        seed=ref["seed"],
-        progress=False,
-    )
+    dsn = f"host={cluster.socket_dir} port={cluster.port} user={cluster.user}"
+    cmd = [
+        sys.executable, "-m", "cartoqa", "build", str(folder),
+        "--extract", str(extract_path(ref["extract"])), "--tasks", ",".join(ref["tasks"]),
+        "--per-task", str(ref["per_task"]), "--seed", str(ref["seed"]), "--dsn", dsn,
+        "--no-progress",
+    ]  # fmt: skip
+    env = {**os.environ, "CARTOQA_CACHE": str(cache), "CARTOQA_CARTO_FILES": str(carto_files)}
+    done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stderr[-2000:]
     lines = (folder / "samples.jsonl").read_bytes().splitlines()
     samples = {json.loads(line)["id"]: hashlib.sha256(line).hexdigest() for line in lines}
     images = {

@@ -126,7 +126,14 @@ def _stop_at_work(cmd: list[str], env: dict[str, str], stop) -> tuple[int, str, 
     """Run ``cmd``; once a worker is at work (past its imports: a few CPU seconds), call
     ``stop(proc, worker)``; return (exit status, stderr, the workers seen, the worker)."""
     proc = subprocess.Popen(
-        cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True
+        cmd,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+        # Ctrl-C as a terminal gives it: an ignored SIGINT stays ignored across exec, and a
+        # test process may hold it so (the full suite did: the build then never saw it)
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     victim = None
     deadline = time.monotonic() + 240
