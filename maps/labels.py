@@ -17,8 +17,7 @@ label.  The method (``../shared/spec/label-visibility.md``):
    must be equal (as sets), and that is checked every time (``PLACEMENT_TRIES``
    coded renders, then ``RenderStackError``).  The coded style leaves out what
    only paints under the names (``maps.colour_coded.without_background``); the
-   tiles' render and the coded one run one after the other (two Mapnik renders at
-   once in one process once drew icons differently).  A metatile's
+   tiles' render and the coded one run one after the other.  A metatile's
    result (its attributed glyphs) is kept beside its tiles, a checked cache
    file keyed by the style, the salts and ``GLYPHS_VERSION``
    (``RoadLabels.glyphs_path``): every later build and worker on that cache
@@ -293,9 +292,8 @@ class RoadLabels(ColourCoded):
         # tiles, their boxes and this check; the image stays in the tiles' memory so that the
         # view's tiles need no second render when it is accepted: ``keep_tiles``); the coded
         # render is drawn again, up to ``PLACEMENT_TRIES`` times, until it places them alike
-        # one after the other, never at once: two Mapnik renders side by side in one process
-        # once drew a tile's SVG icons differently (147 pixels of a 1366x768 map, in a CI run;
-        # Mapnik's marker cache is shared by the process), and the bytes must not vary
+        # one after the other, never two Mapnik renders at once in one process (the safer
+        # rule for bytes that must not vary)
         found = self._coded_as_placed(
             salt, z, mx, my, n, lambda: self.engine.tiles.placements(z, mx, my)
         )
