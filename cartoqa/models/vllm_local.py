@@ -50,6 +50,7 @@ from typing import Any
 from cartoqa.errors import MissingDependencyError, ModelError
 
 from ._types import Request, Response
+from .hf_local import _messages as hf_messages
 
 __all__ = ["MIN_VLLM", "PARALLEL_BACKENDS", "VLLMModel", "default_batch_size", "engine_args"]
 
@@ -66,13 +67,7 @@ def _messages(request: Request, *, multimodal: bool = True) -> list[dict[str, An
         if request.system:
             plain.append({"role": "system", "content": request.system})
         return [*plain, {"role": "user", "content": request.text}]
-    messages: list[dict[str, Any]] = []
-    if request.system:
-        messages.append({"role": "system", "content": [{"type": "text", "text": request.system}]})
-    content: list[dict[str, Any]] = [{"type": "image"} for _ in request.images]
-    content.append({"type": "text", "text": request.text})
-    messages.append({"role": "user", "content": content})
-    return messages
+    return hf_messages(request)
 
 
 def _bos_the_tokenizer_adds(tokenizer: Any) -> str | None:
