@@ -156,4 +156,5 @@ def _write(
         inputs=src.inputs,
         warnings=src.warnings,
         review=review,
+        variants=src.variants,
     )

@@ -3,7 +3,8 @@ and ``cartoqa score``.
 
 ``score_samples(samples, responses)`` gives each sample's ``SampleScore``;
 ``task_versions`` the scorers' versions that stored scores are keyed by;
-``tables_from_scores`` reduces them to each task's table (group -> metric ->
+``tables_from_scores`` reduces them to each task's table (a paired variant's samples
+in a table of their own, "srn@text": ``by_variant``) (group -> metric ->
 value) and adds the GPS track scores (``gps_summary``); ``score_run`` is the
 two in one; ``is_correct`` is one answer's verdict.  A task with no registered
 spec is scored by exact match.
@@ -19,6 +20,7 @@ from cartoqa.tasks.spec import Table, TaskSpec, get_task
 from evaluators.metrics import mean as _mean
 
 __all__ = [
+    "by_variant",
     "gps_summary",
     "is_correct",
     "score_run",
@@ -46,7 +48,25 @@ def _fallback() -> TaskSpec:
 
 
 def _spec(task: str) -> TaskSpec:
-    return get_task(task) or _fallback()
+    """The spec of a task, or of a score key's task ("srn@text": srn's)."""
+    return get_task(task.partition("@")[0]) or _fallback()
+
+
+def by_variant(
+    scored: Mapping[str, Sequence[tuple[Sample, SampleScore]]],
+) -> dict[str, list[tuple[Sample, SampleScore]]]:
+    """Scores by task, regrouped by score key: a paired variant's samples apart from their
+    base task's ("srn@text", and "srn@nolabels/unanswerable" for those a variant flagged:
+    ``cartoqa.tasks.variants.score_key``), so that scores never mix.  A dataset without
+    variants comes back as it was."""
+    from cartoqa.tasks.variants.names import score_key
+
+    out: dict[str, list[tuple[Sample, SampleScore]]] = {}
+    for task, rows in scored.items():
+        for row in rows:
+            key = score_key(row[0]) if row[0].task == task else task
+            out.setdefault(key, []).append(row)
+    return out
 
 
 def task_versions(tasks: Iterable[str]) -> dict[str, str]:
@@ -114,7 +134,7 @@ def tables_from_scores(
     scores stored beside a run store): task -> group -> metric -> value, and "gps".
     ``mode``: the mode the scores were made in (a task may reduce it its own way)."""
     out: dict[str, Table] = {
-        task: _spec(task).scores_table(rows, mode) for task, rows in sorted(scored.items())
+        key: _spec(key).scores_table(rows, mode) for key, rows in sorted(by_variant(scored).items())
     }
     summary = gps_summary(out, samples, responses)
     if summary:

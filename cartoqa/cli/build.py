@@ -102,6 +102,15 @@ def build(
             "OUT/<extract name>/ (instead of --extract)."
         ),
     ] = None,
+    variants: Annotated[
+        str,
+        typer.Option(
+            help="Paired variants to add beside each map-view question, comma-separated: "
+            "text, image+text, coords, greyscale, nolabels (each copy's id is the base's with "
+            "'@' and the variant: srn-0004@text; 'cartoqa report' pairs them).",
+            metavar="VARIANT,...",
+        ),
+    ] = "",
 ) -> None:
     """Build questions of any mix of tasks: map tasks (SRN, RLE, MML, STMF, MTMF) with their
     maps from an OSM extract, MFS from the legend cartoqa draws (CLIP weights needed: see
@@ -124,11 +133,15 @@ def build(
 
     from cartoqa.tasks import build_dataset
     from cartoqa.tasks.build import BuildError, maps_wanted
+    from cartoqa.tasks.variants import parse_variants
+    from cartoqa.tasks.variants.apply import check_buildable
 
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     wanted = [t.strip() for t in tasks.split(",") if t.strip()]
     try:
         counts = parse_counts(per_task)
+        asked = parse_variants(variants)
+        check_buildable(asked)
         places = _places(out, extract, extracts)
         _check_workers(workers, ray)
     except CartoqaError as exc:
@@ -169,6 +182,7 @@ def build(
                     workers=workers,
                     ray=ray,
                     extracts=None,
+                    variants=variants,
                 )
         return
     console = Console()
@@ -212,6 +226,7 @@ def build(
                 },
                 workers=workers,
                 ray=ray,
+                variants=asked,
             )
     except BuildError as exc:
         console.print(_table(exc.report, wanted, f"{out}: no dataset written"))
@@ -234,6 +249,20 @@ def build(
             f"({report.gave_up.get(task, 'the extract ran out of fair candidates')}); "
             "recorded in the manifest"
         )
+    made = report.variants.get("made", {})
+    if made:
+        console.print(
+            "paired variants: "
+            + ", ".join(f"{v} {sum(by_task.values())}" for v, by_task in made.items())
+            + " samples"
+        )
+    for variant, by_task in report.variants.get("left_out", {}).items():
+        for task, reasons in by_task.items():
+            console.print(
+                f"[yellow]variant {variant}[/]: {sum(reasons.values())} {task} samples have no "
+                "copy (" + ", ".join(f"{r} {n}" for r, n in reasons.items()) + "); recorded in "
+                "the manifest"
+            )
     for retry in report.retried:  # a Ray actor died; its shard ran again (the same bytes)
         console.print(f"[yellow]retried[/]: {escape(retry)}")
     from cartoqa.tasks.gps import GPS_CREDITS

@@ -48,6 +48,13 @@ def info(
         console.print(f"shortfall: {task} has {missing} fewer samples than were asked for")
     for task, inputs in m.inputs.items():
         console.print(f"{task} made from: " + json.dumps(inputs, ensure_ascii=False))
+    if m.variants:
+        made = m.variants.get("made", {})
+        console.print(
+            "paired variants: "
+            + ", ".join(f"{v} {sum(made.get(v, {}).values())}" for v in m.variants.get("asked", []))
+            + " samples (ids end with @<variant>)"
+        )
     for warning in m.warnings:
         console.print(f"[bold red]warning[/]: {warning}", markup=True)
     for credit in m.attribution:

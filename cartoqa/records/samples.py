@@ -105,8 +105,10 @@ class Sample(BaseModel):
 
     schema_version: int = SAMPLE_SCHEMA_VERSION
     """Version of this record's layout."""
-    id: str = Field(min_length=1, pattern=r"^[A-Za-z0-9._:-]+$")
-    """Unique within a dataset; letters, digits and . _ : - only (it names files)."""
+    id: str = Field(min_length=1, pattern=r"^[A-Za-z0-9._:-]+(@[a-z0-9-]+)?$")
+    """Unique within a dataset; letters, digits and . _ : - only (it names files); a paired
+    variant's copy of a sample adds "@" and the variant's tag ("srn-0004@text",
+    ``cartoqa.tasks.variants``)."""
     task: str
     """Task name: a registered task's (``cartoqa.records.declared_tasks()``)."""
     split: Split = "test"

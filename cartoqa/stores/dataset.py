@@ -101,6 +101,10 @@ class Manifest(BaseModel):
     review: dict[str, Any] = Field(default_factory=dict)
     """A reviewed dataset's review (``cartoqa review export``): its statistics, the source
     dataset and the decisions file; empty for a dataset as generated."""
+    variants: dict[str, Any] = Field(default_factory=dict)
+    """The paired variants built beside the base samples (``cartoqa build --variants``):
+    ``asked``, and per variant the samples ``made`` and ``unanswerable`` by task and those
+    ``left_out`` by task and reason; empty (and not written) when none was asked."""
 
 
 def _pkg_version(name: str) -> str | None:
@@ -286,6 +290,7 @@ class DatasetWriter:
         inputs: Mapping[str, Mapping[str, Any]] | None = None,
         warnings: Iterable[str] = (),
         review: Mapping[str, Any] | None = None,
+        variants: Mapping[str, Any] | None = None,
     ) -> Manifest:
         """Close samples.jsonl, write manifest.json and swap the dataset in; returns the
         manifest."""
@@ -314,8 +319,13 @@ class DatasetWriter:
             inputs={t: dict(v) for t, v in (inputs or {}).items()},
             warnings=list(warnings),
             review=dict(review or {}),
+            variants=dict(variants or {}),
         )
-        write_json_atomic(self._stage / MANIFEST_FILE, manifest.model_dump(mode="json"))
+        # a dataset without paired variants keeps the manifest it always had
+        write_json_atomic(
+            self._stage / MANIFEST_FILE,
+            manifest.model_dump(mode="json", exclude=None if variants else {"variants"}),
+        )
         with _carried(self.path.absolute(), self._stage):  # the old folder's review store
             _fsync_dir(self._stage)
             _swap_in(self._stage, self.path.absolute())

@@ -53,6 +53,8 @@ from .build_groups import task_spec as _spec
 from .navigation import NAVIGATION_TASKS
 from .spec import registered_tasks
 from .templates import PromptSet, load_prompts
+from .variants import parse_variants
+from .variants.apply import BaseItem, check_buildable, make_variants
 from .views import Plan
 
 if TYPE_CHECKING:
@@ -101,6 +103,9 @@ class BuildReport:
     """Processes or Ray actors that sampled and rendered the map views (1: this process)."""
     retried: list[str] = field(default_factory=list)
     """Shards run again on a new Ray actor after theirs died (what and why)."""
+    variants: dict[str, Any] = field(default_factory=dict)
+    """The paired variants made and left out (the manifest's ``variants``; empty when none
+    was asked: ``cartoqa.tasks.variants.apply.VariantReport.manifest``)."""
 
     @property
     def short(self) -> dict[str, int]:
@@ -158,6 +163,7 @@ def build_dataset(
     task_options: Mapping[str, Any] | None = None,
     workers: int | None = 1,
     ray: str | None = None,
+    variants: Sequence[str] = (),
 ) -> BuildReport:
     """Sample ``per_task`` questions of each task (one count for all, or a mapping of task
     name to count covering every task asked) from ``extract`` (default: the embedded one),
@@ -175,7 +181,9 @@ def build_dataset(
     of the whole catalogue).
     ``workers``: processes that sample and render the map views (the same bytes whatever the
     number); ``ray``: "auto" or a Ray cluster's address to run them as Ray actors instead
-    (``workers`` actors, or one per CPU of the cluster when None; the ``ray`` extra)."""
+    (``workers`` actors, or one per CPU of the cluster when None; the ``ray`` extra).
+    ``variants``: paired variants to add beside each map-view sample ("text", "image+text",
+    "coords", "greyscale", "nolabels": ``cartoqa.tasks.variants``), made in this process."""
     from .gps.generate import GpsReport, add_gps_samples, check_gps_tasks
 
     known = buildable_tasks()
@@ -186,6 +194,8 @@ def build_dataset(
             f"{', '.join(known)}"
         )
     per_task = _checked_counts(per_task, tasks)
+    variants = parse_variants(variants)
+    check_buildable(variants)
     if ray is None and workers is None:
         workers = 1
     if workers is not None and workers < 1:
@@ -231,6 +241,7 @@ def build_dataset(
                 prompts=wording,
                 workers=workers,
                 ray=ray,
+                variants=variants,
             )
         if own and not on_views:
             writer.name = f"legend-seed{seed}"
@@ -314,6 +325,7 @@ def _build(
     prompts: PromptSet,
     workers: int | None = 1,
     ray: str | None = None,
+    variants: Sequence[str] = (),
 ) -> dict[str, Any]:
     """Sample, render and add the map tasks' samples to ``writer``; returns what
     ``writer.finish`` must record of them."""
@@ -423,29 +435,48 @@ def _build(
     # "navigation-" when every task asked is one of those (the name such datasets had)
     kind = "navigation" if set(tasks) <= set(NAVIGATION_TASKS) else "maps"
     writer.name = f"{kind}-{engine.extract.name}-seed{seed}"
+    items: list[BaseItem] = []
     for plan, png in zip(plans, pngs, strict=True):
         image = writer.add_image(f"{plan.view.id}.png", png)
         for q in plan.questions:
             task = q.task or plan.task
-            writer.add(
-                Sample(
-                    id=f"{plan.view.id}{q.suffix}",
-                    task=task,
-                    prompt=Prompt(text=q.text, images=[image]),
-                    ground_truth=q.truth,
-                    metadata=Metadata(city=engine.extract.name, **q.metadata),
-                    provenance=Provenance(
-                        generator=f"cartoqa {__version__} {_made_by(task)}",
-                        seed=seed,
-                        extract_hash=engine.extract.sha256,
-                        style_version=engine.style.version,
-                        source=OSM_SOURCE,
-                        prompts_sha256=prompts.sha256,
-                    ),
-                )
+            sample = Sample(
+                id=f"{plan.view.id}{q.suffix}",
+                task=task,
+                prompt=Prompt(text=q.text, images=[image]),
+                ground_truth=q.truth,
+                metadata=Metadata(city=engine.extract.name, **q.metadata),
+                provenance=Provenance(
+                    generator=f"cartoqa {__version__} {_made_by(task)}",
+                    seed=seed,
+                    extract_hash=engine.extract.sha256,
+                    style_version=engine.style.version,
+                    source=OSM_SOURCE,
+                    prompts_sha256=prompts.sha256,
+                ),
             )
+            writer.add(sample)
+            if variants:
+                items.append(BaseItem(plan, q, sample, png))
             report.samples[task] = report.samples.get(task, 0) + 1
-    report.seconds["writing"] = time.perf_counter() - t0
+    made: dict[str, Any] = {}
+    if variants:
+        t1 = time.perf_counter()
+        found = make_variants(
+            items,
+            variants,
+            engine=engine,
+            roads=roads,
+            prompts=prompts,
+            add_image=writer.add_image,
+            add_sample=writer.add,
+            spec_of=_spec,
+            progress=progress,
+        )
+        made = {"variants": found.manifest()}
+        report.variants = found.manifest()
+        report.seconds["variants"] = time.perf_counter() - t1
+    report.seconds["writing"] = time.perf_counter() - t0 - report.seconds.get("variants", 0.0)
     report.extract_name = engine.extract.name
     return {
         "extract_hashes": {engine.extract.name: engine.extract.sha256},
@@ -453,6 +484,7 @@ def _build(
         "attribution": [OSM_ATTRIBUTION],
         "shortfall": report.short,
         "rejected": dict(report.rejected),
+        **made,
     }
 
 

@@ -158,6 +158,22 @@ class TaskSpec:
     """Where the task's data come from besides its family's common source, one credit line
     each (GPS tasks: GeoNames cities15000 is the common one; place association adds
     cities1000's provinces): they join the dataset's provenance and attribution."""
+    describe: Callable[..., str] | None = None
+    """The ``text`` and ``image+text`` variants (``cartoqa.tasks.variants``): the view written
+    out as text, ``(plan, question, roads) -> str`` (a ``views.Plan``, one of its
+    ``Question``s, the extract's ``maps.roads.RoadGraph``), holding everything the question's
+    answer needs; None: the task has no text twin."""
+    needs_labels: Callable[[Any], bool] | None = None
+    """The ``nolabels`` variant: whether a question (a ``views.Question``) can only be
+    answered by reading the map's labels (road or place names); such questions are flagged
+    unanswerable under ``nolabels`` and never scored as ordinary misses.  None: no question
+    of the task needs labels."""
+    restyled_truth: Callable[..., Any] | None = None
+    """A variant that redraws the map with another style (``nolabels``): ``(plan, question,
+    engine) -> GroundTruth | None``, the question's truth recomputed from what ``engine`` (the
+    restyled ``maps.MapEngine``) draws; None from it: the truth cannot be kept, and the item
+    is left out of that variant with the reason.  The attribute None: the task's truths do not
+    depend on what the style draws beyond its labels (they are kept)."""
     version: str = "1"
     """The scorer's version: bump when the scorer's arithmetic changes (stored scores made
     by another version are then computed afresh)."""

@@ -89,6 +89,10 @@ class Plan:
     task: str
     view: View
     questions: list[Question] = field(default_factory=list)
+    scene: dict[str, Any] = field(default_factory=dict)
+    """What the generator saw of the view that its task's ``TaskSpec.describe`` writes out
+    for the ``text`` variant (the map-feature tasks: the features drawn); JSON-able, never
+    part of a sample unless a variant asks for it."""
 
 
 class ViewSampler:

@@ -1,0 +1,204 @@
+"""``cartoqa build --variants``: the paired copies of every map-view question (issue 32).
+
+One Monaco build of the seven view tasks with all five variants built now; its base samples
+must be the reference build's bytes (tests/maps/golden), each copy must keep its base's truth
+where the variant changes nothing the truth depends on, the oracle must score 1.0 on every
+copy whose answer can be seen, and ``nolabels`` must flag the questions that need names.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from cartoqa.errors import CartoqaError
+from cartoqa.stores import load_dataset
+from cartoqa.tasks.variants import base_id, is_unanswerable, parse_variants, variant_of
+
+from .conftest import extract_path
+
+GOLDEN = json.loads((Path(__file__).parent / "golden" / "golden.json").read_text())["builds"]
+REF = GOLDEN["monaco-all"]
+VARIANTS = ["text", "image+text", "coords", "greyscale", "nolabels"]
+#: tasks whose every question needs road or place names read
+NEEDS_NAMES = {"srn", "mml", "stmf_names", "mtmf"}
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory, engine_for, cache, carto_files):
+    from cartoqa.tasks import build_dataset
+
+    out = tmp_path_factory.mktemp("variants") / "ds"
+    report = build_dataset(
+        out,
+        engine=engine_for(REF["extract"]),
+        cache=cache,
+        carto_files=carto_files,
+        tasks=REF["tasks"],
+        per_task=REF["per_task"],
+        seed=REF["seed"],
+        variants=VARIANTS,
+        progress=False,
+    )
+    return out, report, load_dataset(out)
+
+
+def _lines(folder: Path) -> dict[str, bytes]:
+    return {
+        json.loads(line)["id"]: line
+        for line in (folder / "samples.jsonl").read_bytes().splitlines()
+    }
+
+
+def test_base_samples_are_the_reference_builds_bytes(built):
+    out, _, ds = built
+    lines = _lines(out)
+    base = {k: hashlib.sha256(v).hexdigest() for k, v in lines.items() if "@" not in k}
+    assert base == REF["samples"]
+    # every base sample has one copy under each variant, or is counted as left out
+    variants = {variant_of(s) for s in ds.samples} - {None}
+    assert variants == set(VARIANTS)
+
+
+def test_each_copy_names_its_base_and_keeps_its_truth_where_the_variant_changes_none(built):
+    _, _, ds = built
+    by_id = {s.id: s for s in ds.samples}
+    for s in ds.samples:
+        variant = variant_of(s)
+        if variant is None:
+            continue
+        base = by_id[base_id(s)]
+        assert s.id == f"{base.id}@{variant.replace('+', '-')}"
+        assert s.task == base.task
+        if variant != "nolabels" or base.task not in ("stmf_presence", "stmf_count"):
+            # the truth does not depend on what changed: the same bytes
+            assert s.ground_truth.model_dump_json() == base.ground_truth.model_dump_json(), s.id
+        if variant in ("text", "image+text"):
+            assert base.prompt.text in s.prompt.text and len(s.prompt.text) > len(base.prompt.text)
+        assert (s.prompt.images == []) == (variant == "text"), s.id
+        if variant in ("image+text", "coords"):
+            assert s.prompt.images == base.prompt.images
+
+
+def test_coords_gives_the_markers_and_bounds(built):
+    _, _, ds = built
+    by_id = {s.id: s for s in ds.samples}
+    for s in ds.samples:
+        if variant_of(s) != "coords":
+            continue
+        md = by_id[base_id(s)].metadata.model_extra or {}
+        for marker in filter(None, str(md.get("markers", "")).split(";")):
+            colour, at = marker.split("@")
+            lat, lon = (float(v) for v in at.split(","))
+            assert f"{colour} marker: {lat:.6f}, {lon:.6f}" in s.prompt.text
+
+
+def test_greyscale_is_the_base_image_in_luma(built):
+    out, _, ds = built
+    by_id = {s.id: s for s in ds.samples}
+    seen = 0
+    for s in ds.samples:
+        if variant_of(s) != "greyscale":
+            continue
+        grey = np.asarray(Image.open(out / s.prompt.images[0]).convert("RGB")).astype(int)
+        assert (grey[..., 0] == grey[..., 1]).all() and (grey[..., 1] == grey[..., 2]).all()
+        colour = Image.open(out / by_id[base_id(s)].prompt.images[0]).convert("RGB")
+        # ITU-R 601-2 luma, computed here without PIL's own conversion
+        rgb = np.asarray(colour).astype(float)
+        luma = rgb[..., 0] * 0.299 + rgb[..., 1] * 0.587 + rgb[..., 2] * 0.114
+        assert np.abs(grey[..., 0] - luma).max() <= 1.0
+        seen += 1
+    assert seen >= 7
+
+
+def test_nolabels_flags_the_questions_that_need_names(built):
+    out, report, ds = built
+    by_id = {s.id: s for s in ds.samples}
+    copies = [s for s in ds.samples if variant_of(s) == "nolabels"]
+    assert {s.task for s in copies} >= {"srn", "rle", "mml", "stmf_names", "mtmf"}
+    for s in copies:
+        assert is_unanswerable(s) == (s.task in NEEDS_NAMES), s.id
+        base_png = (out / by_id[base_id(s)].prompt.images[0]).read_bytes()
+        assert (out / s.prompt.images[0]).read_bytes() != base_png
+    made = report.variants["made"]["nolabels"]
+    left = report.variants["left_out"].get("nolabels", {})
+    for task in REF["tasks"]:
+        n_base = sum(1 for s in ds.samples if s.task == task and variant_of(s) is None)
+        assert made.get(task, 0) + sum(left.get(task, {}).values()) == n_base
+
+
+def test_the_oracle_scores_one_on_every_copy_whose_answer_is_visible(built):
+    from cartoqa.models.baselines import oracle_answer
+    from cartoqa.scoring import by_variant, score_samples
+
+    _, _, ds = built
+    scored = by_variant(score_samples(ds.samples, {s.id: oracle_answer(s) for s in ds.samples}))
+    keys = set(scored)
+    assert {"srn@text", "rle@image+text", "mml@coords", "stmf_count@greyscale"} <= keys
+    assert "srn@nolabels/unanswerable" in keys and "srn@nolabels" not in keys
+    for key, rows in scored.items():
+        if key.endswith("/unanswerable"):
+            continue
+        wrong = [s.id for s, sc in rows if not sc.correct]
+        assert not wrong, f"{key}: the oracle is wrong on {wrong}"
+
+
+def test_the_manifest_records_the_variants(built):
+    _, report, ds = built
+    m = ds.manifest.variants
+    assert m["asked"] == VARIANTS
+    assert m == report.variants
+    assert sum(m["unanswerable"]["nolabels"].values()) == sum(
+        1 for s in ds.samples if is_unanswerable(s)
+    )
+
+
+@pytest.mark.parametrize(
+    ("asked", "said"),
+    [
+        ("lang:de", "not built yet"),
+        ("zoom", "not built yet"),
+        ("textonly", "not a variant"),
+        ("lang:", "a language is a code"),
+        ("text,GREYSCALE,text", None),
+    ],
+)
+def test_variants_asked_are_checked_before_any_work(tmp_path, asked, said):
+    from cartoqa.tasks import build_dataset
+
+    if said is None:
+        assert parse_variants(asked) == ["text", "greyscale"]
+        return
+    out = tmp_path / "ds"
+    with pytest.raises(CartoqaError, match=said):
+        build_dataset(
+            out, extract=extract_path("monaco.osm.pbf"), tasks=["rle"], per_task=2, variants=[asked]
+        )
+    assert not out.exists()
+
+
+def test_a_dataset_without_variants_has_no_variants_in_its_manifest(tmp_path):
+    from cartoqa.records import NumberTruth, Prompt, Provenance, Sample
+    from cartoqa.stores import DatasetWriter
+
+    w = DatasetWriter(tmp_path / "ds", name="plain")
+    png = io.BytesIO()
+    Image.new("RGB", (4, 4)).save(png, format="PNG")
+    image = w.add_image("a.png", png.getvalue())
+    w.add(
+        Sample(
+            id="rle-0001-m",
+            task="rle",
+            prompt=Prompt(text="How long?", images=[image]),
+            ground_truth=NumberTruth(value=10.0, unit="m"),
+            provenance=Provenance(generator="test"),
+        )
+    )
+    w.finish()
+    assert "variants" not in json.loads((tmp_path / "ds" / "manifest.json").read_text())
