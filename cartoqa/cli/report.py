@@ -36,10 +36,13 @@ def report(
     bootstrap intervals (oracle and random rows are runs like any other), breakdowns by
     every group the task declares, unreadable answers counted apart from wrong ones, tokens
     and latency, plots, as report.md, report.html (one file, opens offline), tables.csv,
-    tables.json and plots/*.png.  The folder is written whole, beside, and swapped in: it
-    holds only this report's files (a full disk leaves an earlier report as it was).  OUT
-    may be new, empty or an earlier report; a folder with other files is refused, never
-    emptied.  Stores are only read."""
+    tables.json and plots/*.png.  A dataset built with --variants adds "Paired variants":
+    per task, variant and model the base and variant scores on the same questions, their
+    difference with a 95 % paired bootstrap interval and a sentence saying what it shows
+    (unanswerable items on lines of their own), and plots/paired.png.  The folder is
+    written whole, beside, and swapped in: it holds only this report's files (a full disk
+    leaves an earlier report as it was).  OUT may be new, empty or an earlier report; a
+    folder with other files is refused, never emptied.  Stores are only read."""
     from cartoqa.reports import build_report
 
     console = Console(stderr=True)

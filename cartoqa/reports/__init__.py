@@ -6,6 +6,9 @@
 - ``tables``: per task, models side by side on the headline metrics with 95 %
   bootstrap intervals, breakdowns by every group key the task declares, answers
   right, wrong, unreadable and unanswered counted apart, and what the runs used;
+- ``paired``: where the dataset has paired variants ("srn-0004@text"), each variant's
+  score against its base's on the same questions, the paired difference with a 95 %
+  paired bootstrap interval, and a sentence saying what it shows;
 - ``plots``: the PNGs (matplotlib);
 - ``render``: report.md, report.html (self-contained), tables.csv, tables.json;
 - ``references.toml``: the published headline numbers, shown apart and labelled as
@@ -23,7 +26,8 @@ from typing import Any
 from cartoqa.errors import CartoqaError
 
 from .collect import ScoredRun, score_runs
-from .tables import run_label, task_reports, usage
+from .paired import PairedLine, paired_lines
+from .tables import run_label, task_of, task_reports, usage
 
 __all__ = ["Report", "build_report", "load_references"]
 
@@ -38,6 +42,8 @@ class Report:
     runs: list[ScoredRun]
     problems: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    paired: list[PairedLine] = field(default_factory=list)
+    """The paired variants' lines (empty for a dataset without variants)."""
 
 
 def load_references(tasks: Sequence[str]) -> list[dict[str, Any]]:
@@ -99,8 +105,9 @@ def build_report(
         label, u = run_label(run, runs), usage(run)
         prev = use.get(label)
         use[label] = {k: _add(prev[k], v) for k, v in u.items()} if prev else u
-    plots = draw_plots(reports, runs)
-    tasks = sorted({t for r in runs for t in r.scored})
+    paired = paired_lines(runs, n_boot=bootstrap, seed=seed)
+    plots = draw_plots(reports, runs, paired)
+    tasks = sorted({task_of(t) for r in runs for t in r.scored})
     refs = load_references(tasks) if references else []
     credits = list(dict.fromkeys(c for ds in loaded for c in ds.manifest.attribution))
     names = ", ".join(ds.manifest.name for ds in loaded)
@@ -120,6 +127,7 @@ def build_report(
             "bootstrap": {"resamples": bootstrap, "seed": seed},
             "gps": {r.model: r.scores["gps"] for r in runs if "gps" in r.scores},
         },
+        paired=paired,
     )
     # the whole folder written beside and swapped in: it holds this report's files and no
     # other's, and a full disk (OSError) leaves an earlier report in ``out`` as it was
@@ -130,7 +138,8 @@ def build_report(
         for name, png in plots.items():
             write_atomic(stage / "plots" / name, png)
     files = {kind: out / name for kind, name in OUTPUTS.items()}
-    return Report(out, files, [out / "plots" / name for name in plots], runs, problems, notes)
+    plot_files = [out / "plots" / name for name in plots]
+    return Report(out, files, plot_files, runs, problems, notes, paired)
 
 
 def _add(a: Any, b: Any) -> Any:

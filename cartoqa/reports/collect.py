@@ -37,9 +37,13 @@ class ScoredRun:
     records: dict[str, RunRecord]
     """Sample id -> its latest record."""
     scored: Scored
-    """Task -> (sample, score), in dataset order."""
+    """Score key -> (sample, score), in dataset order: a task's samples under its name, a
+    paired variant's apart under "<task>@<variant>" and its unanswerable ones under
+    "<task>@<variant>/unanswerable" (``cartoqa.scoring.by_variant``; the task of a key is
+    ``cartoqa.tasks.variants.split_key(key)[0]``)."""
     scores: dict[str, Any]
-    """Task -> group -> metric -> value (``cartoqa.scoring.tables_from_scores``)."""
+    """Score key (as ``scored``) -> group -> metric -> value
+    (``cartoqa.scoring.tables_from_scores``)."""
 
     def summary(self) -> dict[str, Any]:
         """What ``cartoqa score --json`` prints of it."""
@@ -73,7 +77,7 @@ def score_runs(
 ) -> ScoredRuns:
     """Every run of ``dataset`` under ``runs_dir`` (of ``models`` only, when given),
     scored in ``mode``; ``on_run(model)`` after each (for progress)."""
-    from cartoqa.scoring import scoring_versions, tables_from_scores
+    from cartoqa.scoring import by_variant, scoring_versions, tables_from_scores
     from cartoqa.stores import find_runs
     from cartoqa.stores.scores import fingerprint, scoring_key, store_state
 
@@ -123,7 +127,7 @@ def score_runs(
                 dataset_sha256=dataset.manifest.samples_sha256,
                 path=info.path,
                 records=records,
-                scored=scored,
+                scored=by_variant(scored),  # stored by task; read by score key
                 scores=tables_from_scores(scored, dataset.samples, latest, mode=mode),
             )
         )

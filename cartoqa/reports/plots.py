@@ -9,19 +9,28 @@ runs do not have is not drawn.
   SR2);
 - ``<task>_predicted.png``: a task whose scores hold predicted quantities, predicted
   against true, one panel per unit asked (RLE's metres and feet), log axes where the
-  truths span more than a factor of ten (RLE's lengths; counts stay linear).
+  truths span more than a factor of ten (RLE's lengths; counts stay linear);
+- ``paired.png``: where the dataset has paired variants, each model's paired difference
+  (variant minus base) of each task's headline metric with its 95 % interval, one panel
+  per task, a line at zero (``paired``).
+
+The plots above ``paired.png`` show the tasks' own samples only; a variant's scores are
+in its own table and, against its base, in ``paired.png``.  File names are made of
+letters, digits, "_", "-" and "." only (``plot_name``).
 """
 
 from __future__ import annotations
 
 import io
 import math
+import re
 from collections.abc import Sequence
 
 from .collect import ScoredRun
-from .tables import TaskReport
+from .paired import PairedLine
+from .tables import LOWER_IS_BETTER, TaskReport
 
-__all__ = ["ATTRIBUTION", "draw_plots"]
+__all__ = ["ATTRIBUTION", "draw_plots", "plot_name"]
 
 ATTRIBUTION = "Map data © OpenStreetMap contributors"
 
@@ -33,6 +42,12 @@ def _plt():
     import matplotlib.pyplot as plt
 
     return plt
+
+
+def plot_name(key: str, suffix: str) -> str:
+    """A plot's file name for a score key: what a file name may safely hold, every other
+    run of characters made "-" ("srn@image+text" -> "srn-image-text")."""
+    return re.sub(r"[^A-Za-z0-9_.-]+", "-", key) + suffix
 
 
 def _finite(x: float) -> bool:
@@ -74,12 +89,17 @@ def _bars(ax, reports: Sequence[TaskReport], labels: list[str]) -> None:
     )
 
 
-def draw_plots(reports: Sequence[TaskReport], runs: Sequence[ScoredRun]) -> dict[str, bytes]:
+def draw_plots(
+    reports: Sequence[TaskReport],
+    runs: Sequence[ScoredRun],
+    paired: Sequence[PairedLine] = (),
+) -> dict[str, bytes]:
     """Draw every plot the data allows; returns file name -> PNG bytes (nothing is written
     here)."""
     plt = _plt()
     from matplotlib.ticker import MaxNLocator
 
+    reports = [r for r in reports if "@" not in r.task]  # a task's own samples
     labels = list(dict.fromkeys(r.label for rep in reports for r in rep.rows))
     made: list[tuple[str, bytes]] = []
     maps = [r for r in reports if r.family == "map"]
@@ -152,12 +172,15 @@ def draw_plots(reports: Sequence[TaskReport], runs: Sequence[ScoredRun]) -> dict
         ax.set_ylabel(metric)
         ax.set_title(f"{rep.task}: {metric} by route length", fontsize=10)
         ax.legend(fontsize=8)
-        made.append(_save(fig, f"{rep.task}_by_steps.png", credit=True))
+        made.append(_save(fig, plot_name(rep.task, "_by_steps.png"), credit=True))
 
     for rep in maps:  # tasks that predict a quantity: predicted against true
         plot = _predicted(plt, rep.task, [r for r in runs if rep.task in r.scored])
         if plot is not None:
             made.append(plot)
+    plot = _paired(plt, paired)
+    if plot is not None:
+        made.append(plot)
     return dict(made)
 
 
@@ -207,4 +230,51 @@ def _predicted(plt, task: str, runs: Sequence[ScoredRun]) -> tuple[str, bytes] |
         if ax.get_legend_handles_labels()[0]:
             ax.legend(fontsize=7)
     fig.suptitle(f"{task}: predicted against true", fontsize=10)
-    return _save(fig, f"{task}_predicted.png", credit=True)
+    return _save(fig, plot_name(task, "_predicted.png"), credit=True)
+
+
+def _paired(plt, lines: Sequence[PairedLine]) -> tuple[str, bytes] | None:
+    """``paired.png``: one panel per task (and headline row), a row per variant, each
+    model's difference (variant minus base) with its 95 % interval, a line at zero; None
+    where no line has a difference (no variants, or only unanswerable items)."""
+    shown = [x for x in lines if not x.unanswerable and _finite(x.difference)]
+    if not shown:
+        return None
+    panels = list(dict.fromkeys((x.task, x.row, x.metric) for x in shown))
+    models = list(dict.fromkeys(x.model for x in shown))
+    variants = {p: list(dict.fromkeys(x.variant for x in shown if (x.task, x.row, x.metric) == p))
+                for p in panels}  # fmt: skip
+    heights = [0.35 * len(variants[p]) * max(1, len(models)) + 0.9 for p in panels]
+    fig, axes = plt.subplots(
+        len(panels), 1, figsize=(6.4, sum(heights)), squeeze=False,
+        gridspec_kw={"height_ratios": heights},
+    )  # fmt: skip
+    colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    step = 0.8 / max(1, len(models))
+    for ax, panel in zip(axes[:, 0], panels, strict=True):
+        task, row, metric = panel
+        names = variants[panel]
+        for j, model in enumerate(models):
+            for i, variant in enumerate(names):
+                line = next((x for x in shown if (x.task, x.row, x.metric) == panel
+                             and x.variant == variant and x.model == model), None)  # fmt: skip
+                if line is None:
+                    continue
+                y = i + (j - (len(models) - 1) / 2) * step
+                lo, hi = line.interval
+                err = [[line.difference - lo], [hi - line.difference]] if _finite(lo) else None
+                colour = colours[j % len(colours)]
+                ax.errorbar(line.difference, y, xerr=err, fmt="o", capsize=3, ms=4,
+                            color=colour, label=model if i == 0 else None)  # fmt: skip
+        ax.axvline(0, color="#555", lw=0.8)
+        ax.set_yticks(range(len(names)))
+        ax.set_yticklabels(names, fontsize=8)
+        ax.set_ylim(len(names) - 0.5, -0.5)
+        where = "" if row == "all" else f" ({row})"
+        better = "lower" if metric in LOWER_IS_BETTER else "higher"
+        ax.set_title(f"{task}: {metric}{where}, variant − base ({better} is better)", fontsize=9)
+        ax.tick_params(axis="x", labelsize=8)
+    axes[0, 0].legend(fontsize=7, loc="best")
+    axes[-1, 0].set_xlabel("paired difference, variant − base (95 % bootstrap interval)")
+    fig.tight_layout()
+    return _save(fig, "paired.png", credit=True)

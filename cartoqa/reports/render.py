@@ -1,7 +1,10 @@
 """The report's files: ``report.md``, ``report.html`` (self-contained: its images inline,
 it opens offline), ``tables.csv`` (one value a row) and ``tables.json`` (strict JSON: a
 value that is not a number is null).  Rendered to bytes here; ``build_report`` writes them
-with the plots, all at once."""
+with the plots, all at once.  A dataset with paired variants adds a "Paired variants"
+section (``paired``): its table, the note on how to read it and one sentence a line, in
+report.md and report.html, its lines in tables.csv (task: the variant's score key) and
+tables.json ("paired"); a dataset without variants gives none of it."""
 
 from __future__ import annotations
 
@@ -15,10 +18,12 @@ from pathlib import Path
 from typing import Any
 
 from cartoqa.stores._files import json_text
+from cartoqa.tasks.variants import UNANSWERABLE
 
+from .paired import PairedLine
 from .tables import LOWER_IS_BETTER, TaskReport
 
-__all__ = ["OUTPUTS", "render_outputs"]
+__all__ = ["OUTPUTS", "PAIRED_HEADING", "render_outputs"]
 
 OUTPUTS = {
     "markdown": "report.md",
@@ -27,6 +32,9 @@ OUTPUTS = {
     "json": "tables.json",
 }
 """The report's files by kind."""
+
+PAIRED_HEADING = "Paired variants"
+PAIRED_ANCHOR = "paired-variants"
 
 
 def _f(v: Any) -> str:
@@ -47,14 +55,48 @@ def _md_table(head: list[str], rows: list[list[str]]) -> list[str]:
     return out
 
 
+Section = tuple[str, list[str], list[list[str]], str, list[str]]
+
+
+def _paired_section(lines: Sequence[PairedLine], extra: dict[str, Any]) -> Section:
+    """The paired variants' table, its note, and one sentence a line."""
+    boot = extra.get("bootstrap") or {}
+    cols = ["task", "variant", "model", "metric", "pairs", "base", "variant score",
+            "difference (variant − base) [95 % CI]"]  # fmt: skip
+    rows = []
+    for x in lines:
+        metric = x.metric if x.row == "all" else f"{x.metric} ({x.row})"
+        metric += " (lower is better)" if x.lower_is_better else " (higher is better)"
+        if x.unanswerable:
+            variant, diff = f"{x.variant} (unanswerable by design)", "– (not scored as misses)"
+        else:
+            variant, diff = x.variant, _f(x.difference) + _ci(x.interval)
+        rows.append([x.task, variant, x.model, metric, str(x.n), _f(x.base), _f(x.score), diff])
+    lower = ", ".join(sorted(LOWER_IS_BETTER - {"unanswered"}))
+    note = (
+        "Each variant's items are paired with their base items by base id (srn-0004 and "
+        "srn-0004@text). Base and variant scores are the task's headline metric over the "
+        "paired items only, so a base score here may differ from the task's own table. "
+        "Difference = variant − base, with a 95 % paired bootstrap interval (the pairs "
+        f"resampled {boot.get('resamples', '?')} times, seed {boot.get('seed', '?')}); an "
+        "interval that excludes 0 shows a difference, one that includes 0 does not. "
+        f"Lower is better for {lower}; higher for the rest. Rows marked unanswerable by "
+        "design are the variant's items whose answer needs what the variant removes "
+        "(labels): scored against the base's truth for information only, they are never "
+        "part of the variant's score."
+    )
+    return (PAIRED_HEADING, cols, rows, note, [x.sentence for x in lines])
+
+
 def _sections(
     reports: Sequence[TaskReport],
     usage: dict[str, dict],
     references: list[dict],
     gps: dict[str, dict],
-) -> list[tuple[str, list[str], list[list[str]], str]]:
-    """(heading, columns, rows, note) for every table of the report."""
-    out = []
+    paired: Section | None = None,
+) -> list[Section]:
+    """(heading, columns, rows, note, sentences) for every table of the report."""
+    out: list[Section] = []
     for rep in reports:
         keys = [f"{row} · {m}" for row, _ in rep.heads for m in rep.metrics]
         heads = {f"{row} · {metric}" for row, metric in rep.heads}
@@ -77,12 +119,21 @@ def _sections(
             f"interval; {better}. Unreadable answers (the scorer could not read them) are "
             "counted apart from wrong ones."
         )
-        out.append((f"{rep.task} ({rep.family}, {rep.track})", cols, rows, note))
+        if rep.task.endswith("/" + UNANSWERABLE):
+            note += (
+                " These items are unanswerable by design (the variant removes what their "
+                "answer needs): scored against the base's truth for information, never part "
+                "of the variant's score."
+            )
+        out.append((f"{rep.task} ({rep.family}, {rep.track})", cols, rows, note, []))
         for key in sorted({k for m in rep.rows for k in m.breakdowns}):
             values = sorted({v for m in rep.rows for v in m.breakdowns.get(key, {})}, key=_order)
             brows = [[m.label, *(_f(m.breakdowns.get(key, {}).get(v)) for v in values)]
                      for m in rep.rows]  # fmt: skip
-            out.append((f"{rep.task} by {key}: {rep.heads[0][1]}", ["model", *values], brows, ""))
+            heading = f"{rep.task} by {key}: {rep.heads[0][1]}"
+            out.append((heading, ["model", *values], brows, "", []))
+    if paired is not None:
+        out.append(paired)
     if gps:
         rows_ = list(next(iter(gps.values())))
         cols = ["model", *rows_]
@@ -91,7 +142,7 @@ def _sections(
             "GPSBench's tracks: Pure the mean of its tasks' accuracies, Applied the mean of "
             "its tasks' and the missing-data probe's, overall the mean of the two."
         )
-        out.append(("GPSBench tracks: accuracy", cols, rows, note))
+        out.append(("GPSBench tracks: accuracy", cols, rows, note, []))
     if usage:
         cols = ["model", "answers", "input tokens", "output tokens", "mean latency (s)", "cost"]
         rows = [
@@ -99,7 +150,7 @@ def _sections(
              _f(u["mean_latency_s"]), "not recorded" if u["cost"] is None else _f(u["cost"])]
             for label, u in usage.items()
         ]  # fmt: skip
-        out.append(("What the runs used", cols, rows, ""))
+        out.append(("What the runs used", cols, rows, "", []))
     for ref in references:
         rows = [[r["model"], r["task"], r["metric"], _f(r["value"])] for r in ref["rows"]]
         out.append(
@@ -108,6 +159,7 @@ def _sections(
                 ["model", "task", "metric", "value"],
                 rows,
                 "Another dataset's numbers, for scale: not comparable sample by sample.",
+                [],
             )
         )
     return out
@@ -129,19 +181,24 @@ def render_outputs(
     plots: dict[str, bytes],
     credits: list[str],
     extra: dict[str, Any],
+    paired: Sequence[PairedLine] = (),
 ) -> dict[str, bytes]:
     """The four outputs, file name (``OUTPUTS``) -> bytes; ``plots`` (file name -> PNG) are
-    linked from ``plots/`` in the Markdown and inlined in the HTML."""
-    sections = _sections(reports, usage, references, extra.get("gps") or {})
+    linked from ``plots/`` in the Markdown and inlined in the HTML; ``paired``: the paired
+    variants' lines (``paired.paired_lines``), their section only where there are some."""
+    section = _paired_section(paired, extra) if paired else None
+    sections = _sections(reports, usage, references, extra.get("gps") or {}, section)
     credit = "; ".join(credits) or "Map data © OpenStreetMap contributors"
     # Markdown
     md = [f"# {title}", "", credit, ""]
     for name in plots:
         md += [f"![{Path(name).stem}](plots/{name})", ""]
-    for heading, cols, rows, note in sections:
+    for heading, cols, rows, note, sentences in sections:
         md += [f"## {heading}", "", *_md_table(cols, rows), ""]
         if note:
             md += [note, ""]
+        if sentences:
+            md += [*(f"- {s}" for s in sentences), ""]
     files = {"report.md": "\n".join(md).encode("utf-8")}
     # HTML: one file, its images inline
     e = html.escape
@@ -157,8 +214,9 @@ def render_outputs(
     for name, png in plots.items():
         data = base64.b64encode(png).decode()
         parts.append(f"<p><img alt='{e(Path(name).stem)}' src='data:image/png;base64,{data}'></p>")
-    for heading, cols, rows, note in sections:
-        parts.append(f"<h2>{e(heading)}</h2><table><tr>")
+    for heading, cols, rows, note, sentences in sections:
+        anchor = f" id='{PAIRED_ANCHOR}'" if heading == PAIRED_HEADING else ""
+        parts.append(f"<h2{anchor}>{e(heading)}</h2><table><tr>")
         parts += [f"<th>{e(c)}</th>" for c in cols]
         parts.append("</tr>")
         for r in rows:
@@ -166,6 +224,8 @@ def render_outputs(
         parts.append("</table>")
         if note:
             parts.append(f"<p class='note'>{e(note)}</p>")
+        if sentences:
+            parts.append("<ul>" + "".join(f"<li>{e(s)}</li>" for s in sentences) + "</ul>")
     parts.append("</body></html>")
     files["report.html"] = "".join(parts).encode("utf-8")
     # CSV: one value a row
@@ -184,6 +244,16 @@ def render_outputs(
                 for value, v in groups.items():
                     w.writerow([rep.task, m.label, f"{key}={value}", rep.heads[0][1], v,
                                 None, None])  # fmt: skip
+    for x in paired:  # the variant's score key; rows "paired: ..." ("unanswerable: ...")
+        kind = "unanswerable" if x.unanswerable else "paired"
+        at = "" if x.row == "all" else f" ({x.row})"
+        w.writerow([x.key, x.model, f"{kind}: pairs{at}", x.metric, x.n, None, None])
+        w.writerow([x.key, x.model, f"{kind}: base{at}", x.metric, x.base, None, None])
+        w.writerow([x.key, x.model, f"{kind}: variant{at}", x.metric, x.score, None, None])
+        if not x.unanswerable:
+            lo, hi = x.interval
+            w.writerow([x.key, x.model, f"{kind}: difference{at}", x.metric, x.difference,
+                        lo, hi])  # fmt: skip
     files["tables.csv"] = fh.getvalue().encode("utf-8")
     # JSON: everything
     doc = {
@@ -213,5 +283,7 @@ def render_outputs(
         "references": references,
         "plots": [f"plots/{name}" for name in plots],
     }
+    if paired:
+        doc["paired"] = [x.as_dict() for x in paired]
     files["tables.json"] = (json_text(doc, indent=1) + "\n").encode("utf-8")
     return files

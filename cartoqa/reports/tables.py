@@ -1,8 +1,10 @@
 """The report's numbers: per task, models side by side on its headline metrics with a 95 %
 bootstrap interval, its breakdowns, how answers failed, and what the runs used.
 
-- ``headline(task)``: (row, metric) the task is summed up by: its spec's ``headline``
-  or first metric, on each overall row (RLE has one per unit: "all m", "all ft").
+- ``headline(key)``: (row, metric) the task is summed up by: its spec's ``headline``
+  or first metric, on each overall row (RLE has one per unit: "all m", "all ft").  Runs
+  hold scores by score key (``ScoredRun.scored``): a paired variant's under
+  "<task>@<variant>" ("srn@text"), looked up as its task's (``task_of``).
 - ``bootstrap(rows, spec, row, metric, n, seed)``: the 2.5 and 97.5 percentiles of the
   metric over ``n`` resamples of the scored samples with replacement (numpy's
   ``default_rng(seed)``: the same seed, the same interval).
@@ -23,6 +25,7 @@ import numpy as np
 
 from cartoqa.records import Sample, SampleScore
 from cartoqa.tasks.spec import TaskSpec, get_task
+from cartoqa.tasks.variants import VARIANT_NAMES, split_key
 
 from .collect import ScoredRun
 
@@ -32,8 +35,10 @@ __all__ = [
     "TaskReport",
     "bootstrap",
     "headline",
+    "key_order",
     "outcomes",
     "run_label",
+    "task_of",
     "task_reports",
     "usage",
 ]
@@ -43,10 +48,30 @@ Rows = Sequence[tuple[Sample, SampleScore]]
 LOWER_IS_BETTER = frozenset({"rmse", "mae", "mape", "unanswered"})
 
 
-def headline(task: str, table: dict[str, dict[str, Any]]) -> list[tuple[str, str]]:
-    """The (row, metric) pairs a task is summed up by: its spec's ``headline`` (else its
-    first metric) on each overall row ("all", or one per unit: "all m", "all ft")."""
+def task_of(key: str) -> str:
+    """The task of a score key ("srn@text" -> "srn"; a task's own name -> itself)."""
+    return split_key(key)[0]
+
+
+def key_order(key: str) -> tuple[int, str, int, str, bool]:
+    """How a report orders score keys: map tasks before GPS ones, by task, then the task's
+    own key before its variants' (in ``VARIANT_NAMES``' order), a variant's unanswerable
+    items right after it."""
+    task, variant, unanswerable = split_key(key)
     spec = get_task(task)
+    family = 1 if spec is not None and spec.family == "gps" else 0
+    if variant is None:
+        return (family, task, -1, "", False)
+    name = "lang:XX" if variant.startswith("lang:") else variant
+    rank = VARIANT_NAMES.index(name) if name in VARIANT_NAMES else len(VARIANT_NAMES)
+    return (family, task, rank, variant, unanswerable)
+
+
+def headline(task: str, table: dict[str, dict[str, Any]]) -> list[tuple[str, str]]:
+    """The (row, metric) pairs a task (or a score key: its task's) is summed up by: its
+    spec's ``headline`` (else its first metric) on each overall row ("all", or one per
+    unit: "all m", "all ft")."""
+    spec = get_task(task_of(task))
     metric = (spec.headline or spec.metrics[0]) if spec else "exact match"
     rows = [row for row in table if row == "all" or row.startswith("all ")]
     return [(row, metric) for row in rows or ["all"]]
@@ -134,6 +159,7 @@ class ModelRow:
 @dataclass
 class TaskReport:
     task: str
+    """The score key: a task ("srn"), or a paired variant's ("srn@text")."""
     family: str
     track: str
     heads: list[tuple[str, str]]
@@ -150,16 +176,12 @@ def run_label(run: ScoredRun, runs: Sequence[ScoredRun]) -> str:
 def task_reports(
     runs: Sequence[ScoredRun], *, n_boot: int = 1000, seed: int = 0
 ) -> list[TaskReport]:
-    """One ``TaskReport`` per task the runs scored, its rows one per run."""
-
-    def family(t: str) -> int:
-        spec = get_task(t)
-        return 1 if spec is not None and spec.family == "gps" else 0
-
-    tasks = sorted({t for r in runs for t in r.scored}, key=lambda t: (family(t), t))
+    """One ``TaskReport`` per score key the runs scored (a task's, and each paired
+    variant's apart: "srn@text"), its rows one per run."""
+    tasks = sorted({t for r in runs for t in r.scored}, key=key_order)
     out = []
     for task in tasks:
-        spec = get_task(task)
+        spec = get_task(task_of(task))
         first = next(r for r in runs if task in r.scored)
         table = first.scores[task]
         heads = headline(task, table)
