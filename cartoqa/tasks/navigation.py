@@ -519,6 +519,11 @@ def format_rle(sample: Sample) -> str:
     )
 
 
+def _names_read(question: Any) -> bool:
+    """SRN and MML: every answer names roads, read off the map's labels."""
+    return True
+
+
 def _register() -> None:
     from evaluators.sample_scores import (
         accuracy_metrics,
@@ -541,6 +546,7 @@ def _register() -> None:
         srn_original,
         srn_original_table,
     )
+    from .road_text import describe_path, describe_roads
     from .spec import TaskSpec, register_task
 
     register_task(
@@ -559,6 +565,8 @@ def _register() -> None:
             reduce=route_metrics,
             metrics=("SR2", "aSA", "connectivity"),
             group_by=("zoom", "steps"),
+            describe=describe_roads,
+            needs_labels=_names_read,
         )
     )
     register_task(
@@ -584,6 +592,7 @@ def _register() -> None:
             modes={"original": rle_original},
             mode_tables={"original": rle_original_table},
             release=RLE_FORM,
+            describe=describe_path,
         )
     )
     register_task(
@@ -601,6 +610,8 @@ def _register() -> None:
             modes={"original": mml_original},
             mode_tables={"original": mml_original_table},
             release=MML_FORM,
+            describe=describe_roads,
+            needs_labels=_names_read,
         )
     )
 
