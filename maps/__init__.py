@@ -4,6 +4,7 @@
 - ``maps.database``: the private PostgreSQL + PostGIS cluster, one database per extract.
 - ``maps.coastline``: sea polygons from the extract's coastline.
 - ``maps.style``: the openstreetmap-carto 5.7.0 style, prepared for a strict offline load.
+- ``maps.style_variants``: variants of that style (``without_labels``: no names, no refs).
 - ``maps.tiles``: metatiles rendered by Mapnik, sliced and cached.
 - ``maps.page``: the folium page of a view (markers, paths, scale bar, attribution).
 - ``maps.assets`` / ``maps.server``: folium's JS and CSS from node_modules, and the local
@@ -20,6 +21,7 @@
 from .extracts import CleaningReport, Extract, default_extract_path, load_extract
 from .page import HEIGHT_PX, PATH_COLOUR, WIDTH_PX, Marker, Path, View
 from .render import MapEngine, RenderedView, render_view
+from .style_variants import without_labels
 
 __all__ = [
     "HEIGHT_PX",
@@ -35,4 +37,5 @@ __all__ = [
     "default_extract_path",
     "load_extract",
     "render_view",
+    "without_labels",
 ]

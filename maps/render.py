@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+import copy
 import io
 import logging
 from collections.abc import Sequence
@@ -93,6 +94,26 @@ class MapEngine:
         self.database: ExtractDatabase = ensure_database(self.extract, cluster=cluster, dsn=dsn)
         self.style: CartoStyle = prepare_style(carto_files=carto_files, cache=cache)
         self.tiles = TileRenderer(self.style, self.database, cache=cache, metatile=metatile)
+
+    def restyled(self, style: CartoStyle) -> MapEngine:
+        """An engine drawing the same extract from the same database in ``style`` (e.g.
+        ``maps.style_variants.without_labels(engine.style)``): nothing is imported again; it
+        has a ``TileRenderer`` of its own (same cache, metatile size and settings), whose
+        tiles live in the style's own folder of the tile cache."""
+        twin = copy.copy(self)
+        twin.style = style
+        t = self.tiles
+        twin.tiles = TileRenderer(
+            style,
+            self.database,
+            cache=t.folder.parents[2],  # <cache>/tiles/<style key>/<extract hash>
+            metatile=t.metatile,
+            use_cache=t.use_cache,
+            image_format=t.image_format,
+            workers=t.workers,
+            keep=t.keep,
+        )
+        return twin
 
     def _check_inside(self, view: View) -> None:
         s, w, n, e = view.bounds()

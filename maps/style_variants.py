@@ -1,0 +1,182 @@
+"""Variants of the prepared openstreetmap-carto style: the same maps with one thing changed.
+
+``without_labels(style)`` is the style with every label taken out (the ``nolabels``
+variant of issue 32): road names, road ref shields, place, POI, area, water and railway
+names, junction names and refs, house numbers and names.  In Mapnik's XML only two
+symbolizers write text, ``TextSymbolizer`` and ``ShieldSymbolizer``; every one whose text
+comes from the data (an expression with a ``[field]``) is removed.  Kept:
+
+- the text symbolizers that write a constant, not a name: the arrows ('🠖') that mark the
+  direction of designated one-way paths are symbols (road one-way arrows are markers);
+- the dot of a place (``symbols/place/*.svg``, drawn by the place name's shield at low
+  zooms): it stays as a ``MarkersSymbolizer`` of the same file at the place's point, so a
+  place with a dot keeps it (it may now show where its name found no room);
+- every icon, fill, line and pattern, every rule (a rule left without symbolizers still
+  matches first, so no feature falls through to a later rule), every layer and its SQL (the
+  colour-coded readers, ``maps.feature_pixels`` and ``maps.labels``, find their layers and
+  SQL unchanged; their coded renders then place no text, as the tiles do not).
+
+Icons may be placed where the base style's labels took their room: the variant's tiles are
+a render of their own, and truths read from them are read from that render.
+
+The variant is a working copy of its own beside the base copy (``<base>-nolabels1``, the
+number being the variant code's version, so that the tile cache, keyed by the copy's folder
+name, never mixes the two styles nor two versions of the variant), made in a temporary
+folder and renamed into place, with the SHA-256 of its files and of the base's style.xml in
+its ``.prepared`` marker: a copy cut short, changed, or made from another base is dropped
+with a warning and made again.  It shares the base's symbols, patterns and fonts as copies
+of the base's folders (links stay links to the same system files), so it does not depend on
+the base copy staying where it is.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import logging
+import os
+import re
+import shutil
+from pathlib import Path
+
+from cartoqa.errors import RenderStackError
+from cartoqa.stores.cache_files import clean_stale_tmp
+
+from .style import CartoStyle
+
+__all__ = ["NOLABELS", "strip_labels", "variant_info", "without_labels"]
+
+log = logging.getLogger(__name__)
+
+NOLABELS = "nolabels"
+_VARIANT_VERSION = 1  # bump when strip_labels changes what it removes
+_WRITTEN = ("style.xml", "variant.json")
+_SHARED = ("symbols", "patterns", "fonts")
+
+#: a text-writing symbolizer as the carto style's XML writes it: attributes, then its text
+#: expression in CDATA
+_TEXT = re.compile(
+    r"<(TextSymbolizer|ShieldSymbolizer)\b([^>]*?)>\s*<!\[CDATA\[(.*?)\]\]>\s*</\1>", re.S
+)
+_ANY_TEXT = re.compile(r"<(TextSymbolizer|ShieldSymbolizer)\b")
+_PLACE_DOT = re.compile(r'\sfile="(symbols/place/[^"\[]+\.svg)"')
+
+
+def strip_labels(xml: str) -> tuple[str, dict[str, int]]:
+    """The style ``xml`` without its labels (the module's notes), and what was done, counted:
+    ``TextSymbolizer`` and ``ShieldSymbolizer`` (removed), ``place_dots`` (shields whose dot
+    stays as a marker), ``kept_constant_text`` (arrows).  Raises ``RenderStackError`` when a
+    text symbolizer is written in a form this code does not know (another style version)."""
+    counts = {"TextSymbolizer": 0, "ShieldSymbolizer": 0, "place_dots": 0,
+              "kept_constant_text": 0}  # fmt: skip
+
+    def replace(m: re.Match[str]) -> str:
+        kind, attrs, expr = m.group(1), m.group(2), m.group(3)
+        if "[" not in expr:  # a constant (a direction arrow), not a name from the data
+            counts["kept_constant_text"] += 1
+            return m.group(0)
+        counts[kind] += 1
+        dot = _PLACE_DOT.search(attrs) if kind == "ShieldSymbolizer" else None
+        if dot is not None:
+            counts["place_dots"] += 1
+            return f'<MarkersSymbolizer file="{dot.group(1)}" placement="point" />'
+        return ""
+
+    out = _TEXT.sub(replace, xml)
+    left = len(_ANY_TEXT.findall(out))
+    if left != counts["kept_constant_text"]:
+        raise RenderStackError(
+            f"the style has {left - counts['kept_constant_text']} text symbolizer(s) written in "
+            "a form the no-labels variant does not know (not '<TextSymbolizer ...><![CDATA[...]]>"
+            "</TextSymbolizer>'): is it openstreetmap-carto 5.7.0's style.xml?"
+        )
+    return out, counts
+
+
+def variant_info(style: CartoStyle) -> dict | None:
+    """What a variant copy records of itself (``variant.json``: its name, the base copy, the
+    counts of ``strip_labels``); None for a base copy."""
+    p = style.folder / "variant.json"
+    if not p.is_file():
+        return None
+    info: dict = json.loads(p.read_text(encoding="utf-8"))
+    return info
+
+
+def without_labels(style: CartoStyle) -> CartoStyle:
+    """The prepared working copy of ``style`` with no labels (the module's notes), made now
+    or reused from the cache; ``style`` itself when it already is one."""
+    info = variant_info(style)
+    if info is not None and info.get("variant") == NOLABELS:
+        return style
+    base_xml = style.xml_path.read_bytes()
+    base_sha = hashlib.sha256(base_xml).hexdigest()
+    # the version is in the name: the tile cache is keyed by it, and tiles of an older
+    # variant must not be taken for this one's
+    folder = style.folder.with_name(f"{style.folder.name}-{NOLABELS}{_VARIANT_VERSION}")
+    clean_stale_tmp(folder.parent, recursive=False)
+    if folder.is_dir() and (why := _why_bad(folder, base_sha)) is not None:
+        log.warning("the cached style %s is bad (%s): dropped; it is made again", folder, why)
+        gone = folder.with_name(folder.name + f".tmp-{os.getpid()}-gone")
+        shutil.rmtree(gone, ignore_errors=True)
+        with contextlib.suppress(OSError):  # (another process may have dropped it first)
+            folder.rename(gone)
+        shutil.rmtree(gone, ignore_errors=True)
+    if not (folder / ".prepared").is_file():
+        _make(style, folder, base_xml.decode("utf-8"), base_sha)
+    return CartoStyle(folder, style.version, style.placeholders, style.removed_faces)
+
+
+def _make(style: CartoStyle, folder: Path, base_xml: str, base_sha: str) -> None:
+    """Write the copy in a temporary folder and rename it into place (a copy that another
+    process finished first is kept, ours dropped)."""
+    tmp = folder.with_name(folder.name + f".tmp{os.getpid()}")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    try:
+        for part in _SHARED:
+            src = style.folder / part
+            if not src.is_dir():
+                raise RenderStackError(
+                    f"the style copy {style.folder} has no {part}/ folder: it is not a prepared "
+                    "copy (make it with maps.style.prepare_style)"
+                )
+            shutil.copytree(src, tmp / part, symlinks=True)
+        xml, counts = strip_labels(base_xml)
+        (tmp / "style.xml").write_text(xml, encoding="utf-8")
+        info = {"variant": NOLABELS, "version": _VARIANT_VERSION, "base": style.folder.name,
+                "counts": counts}  # fmt: skip
+        (tmp / "variant.json").write_text(json.dumps(info, sort_keys=True), encoding="utf-8")
+        digests = {n: hashlib.sha256((tmp / n).read_bytes()).hexdigest() for n in _WRITTEN}
+        marker = {"version": _VARIANT_VERSION, "base_sha256": base_sha, "sha256": digests}
+        (tmp / ".prepared").write_text(json.dumps(marker))
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    try:
+        tmp.rename(folder)
+    except OSError:  # another process finished first
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _why_bad(folder: Path, base_sha: str) -> str | None:
+    """Why the variant copy in ``folder`` cannot be used (a file cut short or changed, the
+    marker missing, a shared folder gone, made by another version of this code or from
+    another base style), or None when it is whole."""
+    try:
+        marker = json.loads((folder / ".prepared").read_text())
+        if marker["version"] != _VARIANT_VERSION:
+            return f"made by version {marker['version']} of the variant code"
+        if marker["base_sha256"] != base_sha:
+            return "made from another base style.xml"
+        for name in _WRITTEN:
+            data = (folder / name).read_bytes()
+            if hashlib.sha256(data).hexdigest() != marker["sha256"][name]:
+                return f"{name}: {len(data)} bytes whose SHA-256 is not the one recorded"
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        return f"{type(exc).__name__}: {str(exc)[:200]}"
+    for part in _SHARED:
+        if not (folder / part).is_dir():
+            return f"its {part}/ folder is missing"
+    return None
