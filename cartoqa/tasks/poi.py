@@ -21,24 +21,30 @@ feature are ``drawn_features``).  Features only partly shown are *optional*:
 a count from ``value`` to ``value + optional`` is exact, and their names may
 be listed or not.  Every question's truth carries its evidence (the
 features, their icon and label boxes, flags such as ``orphan_label``), which
-``cartoqa audit`` draws.
+``cartoqa audit`` draws.  Each view's plan records those features as its scene, which the
+``text`` variants write out (``cartoqa.tasks.feature_text``); under ``nolabels`` presence and
+count truths are read again from the no-label render (``restyled_truth``), and name
+questions, which need labels, are flagged unanswerable (``reads_names``), as are presence and
+count questions of a line type, which counts one feature per name written (``counts_by_name``).
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import weakref
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from cartoqa.errors import CartoqaError
+from cartoqa.errors import CartoqaError, RenderStackError
 from cartoqa.records import (
     BooleanTruth,
     CountTruth,
     DrawnFeature,
     FeatureCount,
     FeatureTableTruth,
+    GroundTruth,
     NamesTruth,
     Sample,
 )
@@ -47,6 +53,7 @@ from maps import View
 from maps.feature_pixels import MIN_ICON_SHARE, DrawnObject, FeatureLabels
 from maps.projection import HALF_WORLD_M, metres_per_pixel, pixel_to_lat_lon, world_pixel
 
+from .feature_text import feature_scene
 from .views import Plan, Question, Reject, fit_center, view_bounds
 
 if TYPE_CHECKING:
@@ -56,11 +63,16 @@ if TYPE_CHECKING:
 
 __all__ = [
     "VIEW_GROUP",
+    "counts_by_name",
     "drawn_features",
     "feature_zoom",
     "format_names",
+    "reads_names",
+    "restyled_truth",
     "tally",
 ]
+
+log = logging.getLogger(__name__)
 
 VIEW_GROUP = "map_features"
 #: a view keeps the object it is centred near this far from its edges
@@ -502,7 +514,8 @@ def attempt_map_features(sampler: ViewSampler, i: int) -> Plan:
             raise Reject("view_not_covered")
     st.count += 1
     view = View.make(center, zoom, id=f"mf-{st.count:04d}")
-    features = drawn_features(st.labels.view(view), zoom)
+    objects = st.labels.view(view)
+    features = drawn_features(objects, zoom)
     counts = tally(features)
     shown = [k for k, t in counts.items() if t.shown > 0]
     absent = [k for k, t in counts.items() if t.shown == 0 and t.optional == 0]
@@ -591,7 +604,7 @@ def attempt_map_features(sampler: ViewSampler, i: int) -> Plan:
         )
     )
     st.centres.append(world_pixel(*center, zoom))
-    return Plan("stmf_presence", view, questions)
+    return Plan("stmf_presence", view, questions, scene=feature_scene(view, objects, features))
 
 
 def _stratum(n: int) -> int:
@@ -661,9 +674,56 @@ def format_names(sample: Sample) -> str:
     return "\n".join(n if n else '""' for n in truth.names)
 
 
+def reads_names(question: Question) -> bool:
+    """STMF names and MTMF (``TaskSpec.needs_labels``): their answers list the names the map
+    writes, which a map drawn without labels does not show."""
+    return True
+
+
+def counts_by_name(question: Question) -> bool:
+    """STMF presence and count (``TaskSpec.needs_labels``): a question of a line type
+    (primary road, river, stream) needs labels, since a line counts one feature per name
+    written (``drawn_features``): without labels no stretch counts, and every answer from 0
+    to the number of stretches would be right."""
+    ftype = getattr(question.truth, "feature_type", None)
+    return ftype is not None and "line" in FEATURE_TYPES[ftype].geometries
+
+
+def restyled_truth(plan: Plan, question: Question, engine: MapEngine) -> GroundTruth | None:
+    """STMF presence and count (``TaskSpec.restyled_truth``): the question's truth for the
+    same view and type, recomputed from what ``engine`` (a restyled engine: ``nolabels``)
+    draws, by the code the generator's truths come from (``feature_labels(engine)``,
+    ``drawn_features``, ``tally``); with the engine the view was planned on it is the
+    question's own truth.  None where it cannot be kept: the engine's colour-coded render
+    does not place what its tiles place (``RenderStackError``), or a presence question's
+    type is then drawn only in part (neither Yes nor No would be right alone).  Counts may
+    change: without labels icons no longer compete with them for room."""
+    truth = question.truth
+    if not isinstance(truth, BooleanTruth | CountTruth) or truth.feature_type is None:
+        raise CartoqaError(
+            f"question {question.suffix!r} of view {plan.view.id!r} has a {truth.kind} truth; "
+            "only STMF presence and count truths (of a feature type) are recomputed"
+        )
+    try:
+        features = drawn_features(feature_labels(engine).view(plan.view), plan.view.zoom)
+    except RenderStackError as exc:
+        log.warning("view %s: its truth under another style is left out: %s", plan.view.id, exc)
+        return None
+    t = tally(features)[truth.feature_type]
+    if isinstance(truth, CountTruth):
+        return CountTruth(
+            value=t.shown, optional=t.optional, feature_type=truth.feature_type,
+            features=t.features,
+        )  # fmt: skip
+    if t.shown == 0 and t.optional > 0:
+        return None
+    return BooleanTruth(value=t.shown > 0, feature_type=truth.feature_type, features=t.features)
+
+
 def _register() -> None:
     from evaluators import poi as scorers
 
+    from .feature_text import describe
     from .release import features as release
     from .spec import TaskSpec, register_task
 
@@ -672,6 +732,7 @@ def _register() -> None:
         "track": "cartomapqa",
         "generator": attempt_map_features,
         "views": VIEW_GROUP,
+        "describe": describe,
     }
     register_task(
         TaskSpec(
@@ -687,6 +748,8 @@ def _register() -> None:
             metrics=("accuracy", "precision", "recall", "f1", "unanswered"),
             group_by=("feature_type", "zoom"),
             questions_per_map=2,
+            restyled_truth=restyled_truth,
+            needs_labels=counts_by_name,
             **common,
         )
     )
@@ -703,6 +766,8 @@ def _register() -> None:
             metrics=("rmse", "mae", "r2", "unanswered"),
             group_by=("feature_type", "zoom"),
             answer_space={"low": 0, "high": MAX_RANDOM_COUNT},
+            restyled_truth=restyled_truth,
+            needs_labels=counts_by_name,
             **common,
         )
     )
@@ -720,6 +785,7 @@ def _register() -> None:
             metrics=("precision", "recall", "f1", "fuzzy_f1", "unanswered"),
             headline="f1",
             group_by=("feature_type", "zoom"),
+            needs_labels=reads_names,
             **common,
         )
     )
@@ -737,6 +803,7 @@ def _register() -> None:
             metrics=("rmse", "r2", "precision", "recall", "f1", "unanswered"),
             group_by=("zoom",),
             answer_space={"low": 0, "high": MAX_RANDOM_COUNT},
+            needs_labels=reads_names,
             **common,
         )
     )
