@@ -84,8 +84,10 @@ def test_each_copy_names_its_base_and_keeps_its_truth_where_the_variant_changes_
         base = by_id[base_id(s)]
         assert s.id == f"{base.id}@{variant.replace('+', '-')}"
         assert s.task == base.task
-        if variant != "nolabels" or base.task not in ("stmf_presence", "stmf_count") or (
-            is_unanswerable(s)
+        if (
+            variant != "nolabels"
+            or base.task not in ("stmf_presence", "stmf_count")
+            or (is_unanswerable(s))
         ):
             # the truth does not depend on what changed: the same bytes
             assert s.ground_truth.model_dump_json() == base.ground_truth.model_dump_json(), s.id
