@@ -3,6 +3,7 @@ vlmevalkit, lmms-eval, cartomapqa)."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
@@ -79,6 +80,17 @@ def export(
     its eval.py scores them; cartoqa import-release OUT/Dataset/CartoMapQA gives
     back the same samples.
 
+    Paired variants (a dataset built with --variants): every format but
+    cartomapqa writes each task's variant apart from its base questions, as
+    a config, task or benchmark of its own named <task>__<variant>
+    (srn__text, srn__image_text; <task>__nolabels__unanswerable for the
+    questions a variant made unanswerable), scored alone so that numbers
+    never mix, and each item carries its variant, its base's id (base_id)
+    and whether it is answerable; lmms-eval adds a group per variant
+    (cartoqa_variant_text...).  --to cartomapqa writes the base questions
+    only and says how many variant samples it left out: the release's
+    layout cannot hold them.
+
     Every export is written beside OUT and renamed into place at the end: a
     failure leaves nothing.  Exit
     status 0 when written, 2 for an unknown format, a dataset that cannot be
@@ -153,11 +165,23 @@ def _inspect(ds: Any, out: Path, overwrite: bool) -> list[str]:
 
 
 def _lmms_eval(ds: Any, out: Path, overwrite: bool) -> list[str]:
-    from cartoqa.exports.lmms_eval import INSTALL_COMMAND, export_lmms_eval
+    from cartoqa.exports.lmms_eval import (
+        EXPORT_MARKER,
+        INSTALL_COMMAND,
+        VARIANT_GROUP_PREFIX,
+        export_lmms_eval,
+    )
 
     folder = export_lmms_eval(ds, out, overwrite=overwrite)
+    groups = json.loads((folder / EXPORT_MARKER).read_text(encoding="utf-8")).get("groups", {})
+    variants = [g for g in groups if g.startswith(VARIANT_GROUP_PREFIX)]
     return [
         f"wrote lmms-eval tasks (groups cartoqa, cartoqa_map, cartoqa_gps) to {folder}",
+        *(
+            [f"  the paired variants' groups (base tasks are in cartoqa): {', '.join(variants)}"]
+            if variants
+            else []
+        ),
         f"run them with: lmms-eval --model ... --include_path {folder} --tasks cartoqa_map "
         "(image-text models; cartoqa_gps for text models)",
         f"install: {INSTALL_COMMAND}",

@@ -10,6 +10,14 @@ score the release (``python evaluate_all_tasks.py --model_name MODEL``, run from
 OUT/Dataset/CartoMapQA`` gives back the same samples (each question record carries its
 sample under "cartoqa", a key the published scripts do not read).  Tasks the release does
 not have (GPS tasks) are left out, and said so.
+
+The release's layout has no place for paired variants (``cartoqa.tasks.variants``): its
+question files hold one question per map, under the release's own ids, and its scripts
+score every record of a task together, so a variant's copy ("srn-0004@text", a text-only
+twin without its map) would be scored as one more base question.  Only the base samples
+are exported; the variant samples left out are counted, by variant, in what the export
+says and in its marker (``left_out_variants``): export the dataset with another format
+(hf, inspect, lmms-eval, vlmevalkit) to run them.
 """
 
 from __future__ import annotations
@@ -18,6 +26,7 @@ import re
 from pathlib import Path
 
 from cartoqa.errors import CartoqaError
+from cartoqa.records import Sample
 from cartoqa.stores import Dataset
 
 from . import folder
@@ -49,8 +58,15 @@ def export_cartomapqa(
 
     target = folder.export_target(dataset, out)
     forms = release_forms()
-    by_form = {f.folder: [s for s in dataset.samples if s.task in f.tasks] for f in forms}
+    base, variants = _base_and_variants(dataset.samples)
+    by_form = {f.folder: [s for s in base if s.task in f.tasks] for f in forms}
     by_form = {k: v for k, v in by_form.items() if v}
+    if not by_form and variants:
+        raise CartoqaError(
+            f"{dataset.path} holds no base sample of a task of the CartoMapQA release, only "
+            f"{sum(variants.values())} paired variant samples, which its layout cannot hold; "
+            "export them with --to hf, inspect, lmms-eval or vlmevalkit"
+        )
     if not by_form:
         raise CartoqaError(
             f"{dataset.path} holds no task of the CartoMapQA release "
@@ -81,8 +97,9 @@ def export_cartomapqa(
                     )
         attribution = list(dataset.manifest.attribution)
         (staged.path / "ATTRIBUTION.txt").write_text("\n".join(attribution) + "\n", "utf-8")
+        extra = {"left_out_variants": variants} if variants else {}
         staged.marker = _FORMAT.marker_of(
-            dataset, runs=models, left_out=left_out, attribution=attribution
+            dataset, runs=models, left_out=left_out, attribution=attribution, **extra
         )
     head = [f"wrote {dataset.manifest.name} in the CartoMapQA release's layout to {target}"]
     head += lines
@@ -92,6 +109,29 @@ def export_cartomapqa(
         head.append(f"  no run of this dataset under {runs_dir}: questions only")
     if left_out:
         head.append(f"  left out (not tasks of the release): {', '.join(left_out)}")
+    if variants:
+        head.append(
+            f"  left out {sum(variants.values())} paired variant samples ("
+            + ", ".join(f"{k} {v}" for k, v in variants.items())
+            + "): the release's layout holds one question per map and its scripts would "
+            "score them as base questions; only the base samples are exported (use --to hf, "
+            "inspect, lmms-eval or vlmevalkit for the variants)"
+        )
     head += [f"  {p}" for p in problems]
     head += list(dataset.manifest.attribution)
     return target, head
+
+
+def _base_and_variants(samples: list[Sample]) -> tuple[list[Sample], dict[str, int]]:
+    """The base samples, and the variant samples left out: variant -> how many."""
+    from cartoqa.tasks.variants.names import variant_of
+
+    base: list[Sample] = []
+    variants: dict[str, int] = {}
+    for s in samples:
+        variant = variant_of(s)
+        if variant is None:
+            base.append(s)
+        else:
+            variants[variant] = variants.get(variant, 0) + 1
+    return base, dict(sorted(variants.items()))

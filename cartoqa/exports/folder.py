@@ -8,7 +8,10 @@ earlier export of the same format (its marker file says which); any other folder
 refused, never deleted.
 
 Also here: the checks of the dataset's images each export makes (``image_size`` before
-anything is written, ``read_image`` as each image is read, against the manifest's hash).
+anything is written, ``read_image`` as each image is read, against the manifest's hash);
+and the parts every export writes apart (``Part``, ``samples_by_part``): a task's base
+samples, and each paired variant's samples of it (``cartoqa.tasks.variants``), the
+variant's unanswerable ones apart again, so that a harness never scores them together.
 """
 
 from __future__ import annotations
@@ -32,13 +35,20 @@ from cartoqa.stores._locks import LockBusy, try_lock
 from cartoqa.stores.dataset import swap_in_synced
 
 __all__ = [
+    "VARIANT_COLUMNS",
     "ExportFormat",
+    "Part",
     "Staged",
     "export_folder",
     "export_target",
+    "has_variants",
     "image_size",
+    "part_of",
+    "part_order",
     "read_image",
+    "samples_by_part",
     "samples_by_task",
+    "variant_fields",
 ]
 
 
@@ -198,6 +208,124 @@ def samples_by_task(dataset: Dataset) -> dict[str, list[Sample]]:
     if not by_task:
         raise DatasetError(f"{dataset.path} holds no samples; there is nothing to export")
     return dict(sorted(by_task.items()))
+
+
+# -- the parts: a task's base samples, and each variant's -------------------------------------
+
+#: the fields each export adds to an item of a dataset that holds paired variants:
+#: field -> what it holds
+VARIANT_COLUMNS = {
+    "variant": 'the paired variant the item is asked under ("text", "image+text", '
+    '"coords", "nolabels", "greyscale"), or null for a base item',
+    "base_id": "the id of the base item the variant copies (a base item's own id)",
+    "answerable": "false where the variant made the answer unreadable (nolabels on a "
+    "question that needs the labels): such items are scored apart, never as misses",
+}
+
+
+@dataclass(frozen=True, order=True)
+class Part:
+    """What an export writes and scores as one unit (a config, a benchmark, a task): a
+    task's base samples, a variant's samples of it, or a variant's unanswerable ones."""
+
+    task: str
+    variant: str | None = None
+    """The variant's name ("image+text"), None for the base samples."""
+    unanswerable: bool = False
+    """The variant's samples flagged ``answerable: false``."""
+
+    @property
+    def key(self) -> str:
+        """cartoqa's score key of the part ("srn", "srn@text",
+        "stmf_names@nolabels/unanswerable": ``cartoqa.tasks.variants.score_key``), the
+        table ``cartoqa score`` prints its scores in."""
+        if self.variant is None:
+            return self.task
+        from cartoqa.tasks.variants.names import UNANSWERABLE
+
+        key = f"{self.task}@{self.variant}"
+        return f"{key}/{UNANSWERABLE}" if self.unanswerable else key
+
+    @property
+    def name(self) -> str:
+        """The part's name where a harness needs letters, digits and underscores (a file,
+        a config, a task, a Python name): the task's for its base samples ("srn"), else
+        "<task>__<variant>" ("srn__image_text", "srn__lang_de") and "__unanswerable" after
+        it for the unanswerable ones."""
+        if self.variant is None:
+            return self.task
+        from cartoqa.tasks.variants.names import UNANSWERABLE, variant_tag
+
+        name = f"{self.task}__{variant_tag(self.variant).replace('-', '_')}"
+        return f"{name}__{UNANSWERABLE}" if self.unanswerable else name
+
+    @property
+    def what(self) -> str:
+        """The part in words, for READMEs ("srn", "srn, variant text",
+        "stmf_names, variant nolabels, unanswerable")."""
+        if self.variant is None:
+            return self.task
+        text = f"{self.task}, variant {self.variant}"
+        return f"{text}, unanswerable" if self.unanswerable else text
+
+
+def part_of(sample: Sample) -> Part:
+    """The part a sample belongs to."""
+    from cartoqa.tasks.variants.names import is_unanswerable, variant_of
+
+    variant = variant_of(sample)
+    return Part(sample.task, variant, variant is not None and is_unanswerable(sample))
+
+
+def part_order(part: Part) -> tuple[str, int, str, bool]:
+    """The order every export lists parts in: by task, its base samples first, then its
+    variants in the order a report lists them, each one's unanswerable samples last."""
+    from cartoqa.tasks.variants.names import VARIANT_NAMES
+
+    if part.variant is None:
+        return (part.task, -1, "", False)
+    name = "lang:XX" if part.variant.startswith("lang:") else part.variant
+    rank = VARIANT_NAMES.index(name) if name in VARIANT_NAMES else len(VARIANT_NAMES)
+    return (part.task, rank, part.variant, part.unanswerable)
+
+
+def samples_by_part(dataset: Dataset) -> dict[Part, list[Sample]]:
+    """Part -> its samples in the dataset's order; the parts by task, each task's base
+    samples first, then its variants in the order a report lists them, each variant's
+    unanswerable samples after its others.  A dataset without variants gives one part per
+    task, named as the task (``samples_by_task``).  ``DatasetError`` where the dataset holds
+    no samples, or where two parts would share a name."""
+    by_part: dict[Part, list[Sample]] = {}
+    for s in dataset.samples:
+        by_part.setdefault(part_of(s), []).append(s)
+    if not by_part:
+        raise DatasetError(f"{dataset.path} holds no samples; there is nothing to export")
+    names: dict[str, Part] = {}
+    for part in by_part:
+        other = names.setdefault(part.name, part)
+        if other != part:
+            raise DatasetError(
+                f"the export would name both {other.what!r} and {part.what!r} {part.name!r}; "
+                "rename the task that ends like a variant's name"
+            )
+    return {p: by_part[p] for p in sorted(by_part, key=part_order)}
+
+
+def has_variants(dataset: Dataset) -> bool:
+    """Whether any of the dataset's samples is a paired variant's."""
+    return any(part_of(s).variant is not None for s in dataset.samples)
+
+
+def variant_fields(sample: Sample) -> dict[str, Any]:
+    """The sample's ``VARIANT_COLUMNS``: its variant (None for a base sample), its base's
+    id and whether it is answerable."""
+    from cartoqa.tasks.variants.names import base_id, is_unanswerable, variant_of
+
+    return {
+        "variant": variant_of(sample),
+        "base_id": base_id(sample),
+        "answerable": not is_unanswerable(sample),
+    }
 
 
 # -- the dataset's images ---------------------------------------------------------------------

@@ -19,6 +19,15 @@ the oracle's tables exactly), and ``ground_truth``, ``metadata`` and
 features are in each file's schema metadata (``huggingface``), so ``datasets`` decodes
 ``image`` to a PIL image.
 
+A dataset that holds paired variants (``cartoqa.tasks.variants``: "srn-0004@text") gets one
+config per task and variant, so that loading a task's config gives its base questions only
+and no score mixes the two: ``srn`` (the base samples), ``srn__text``, ``srn__image_text``,
+``srn__greyscale``..., and ``<task>__nolabels__unanswerable`` for the samples a variant
+flagged unanswerable (``folder.Part``).  Every row of such a dataset has three more
+columns: ``variant`` (its name, "image+text"; null for a base row), ``base_id`` (the base
+sample's id) and ``answerable`` (a bool).  A ``text`` variant's config of a map task has no
+``image`` column, as a GPS task's has none.  A dataset without variants is written as before.
+
 The export is written into a hidden sibling folder (``.OUT.staging-PID``) and renamed into
 place at the end, as ``DatasetWriter`` does: an earlier export at OUT stays whole until the
 new one is complete, and a failure leaves nothing behind.  OUT may be new, empty, or
@@ -89,6 +98,8 @@ COLUMNS = {
     "provenance": "how the sample was made, as JSON (generator, seed, extract hash, "
     "style version, data source, prompts hash)",
 }
+#: the columns a dataset with paired variants adds to every row, after ``COLUMNS``
+VARIANT_COLUMNS = folder.VARIANT_COLUMNS
 
 
 @dataclass(frozen=True)
@@ -100,7 +111,7 @@ class HfExport:
     files: tuple[str, ...]
     """Every file written, relative to ``out`` ("data/rle/test-00000-of-00001.parquet")."""
     rows: dict[str, dict[str, int]]
-    """Config (task) -> split -> rows."""
+    """Config (the task, or the task and a variant: ``folder.Part.name``) -> split -> rows."""
     licenses: dict[str, tuple[str, ...]] = field(default_factory=dict)
     """Config (task) -> its licences (Hub identifiers: "odbl", "cc0-1.0", "isc",
     "cc-by-4.0", "unknown"), from what its samples are made of (``cartoqa.exports.licences``)."""
@@ -113,9 +124,10 @@ class HfExport:
         return sum(n for splits in self.rows.values() for n in splits.values())
 
 
-def hf_features(with_image: bool) -> dict[str, Any]:
+def hf_features(with_image: bool, with_variants: bool = False) -> dict[str, Any]:
     """The Hugging Face features of one config, as ``datasets.Features.to_dict()`` writes
-    them (what ``datasets`` reads from the parquet schema's ``huggingface`` metadata)."""
+    them (what ``datasets`` reads from the parquet schema's ``huggingface`` metadata);
+    ``with_variants``: with the ``VARIANT_COLUMNS`` (a dataset with paired variants)."""
     string = {"dtype": "string", "_type": "Value"}
     features: dict[str, Any] = {}
     for name in COLUMNS:
@@ -124,6 +136,10 @@ def hf_features(with_image: bool) -> dict[str, Any]:
                 features[name] = {"_type": "Image"}
         else:
             features[name] = dict(string)
+    if with_variants:
+        features["variant"] = dict(string)
+        features["base_id"] = dict(string)
+        features["answerable"] = {"dtype": "bool", "_type": "Value"}
     return features
 
 
@@ -147,6 +163,7 @@ def export_hf(
         raise ValueError("max_shard_rows and max_shard_bytes must be at least 1")
     target = folder.export_target(dataset, out)
     configs = _plan(dataset, max_shard_rows, max_shard_bytes)  # every image checked here
+    variants = folder.has_variants(dataset)
     with folder.export_folder(target, FORMAT, overwrite=overwrite) as staged:
         stage = staged.path
         hashes: dict[str, str] = {}
@@ -155,7 +172,7 @@ def export_hf(
                 for shard in shards:
                     path = stage / shard.path
                     path.parent.mkdir(parents=True, exist_ok=True)
-                    _write_shard(pa, pq, dataset, config.has_images, shard, path)
+                    _write_shard(pa, pq, dataset, config.has_images, variants, shard, path)
                     hashes[shard.path] = sha256_file(path)
         write_atomic(stage / CARD_FILE, _card(dataset, configs).encode("utf-8"))
         hashes[CARD_FILE] = sha256_file(stage / CARD_FILE)
@@ -177,7 +194,7 @@ def export_hf(
 @dataclass
 class _Row:
     sample: Sample
-    text: dict[str, str | None]
+    text: dict[str, Any]
     image: str | None
     """The image's path as the sample names it."""
 
@@ -192,6 +209,8 @@ class _Shard:
 @dataclass
 class _Config:
     task: str
+    """The config's name: the task's, or the task's and a variant's (``folder.Part.name``)."""
+    part: folder.Part
     family: str
     has_images: bool
     made_of: Sources
@@ -212,13 +231,15 @@ def _pyarrow() -> tuple[Any, Any]:
 
 
 def _plan(dataset: Dataset, max_rows: int, max_bytes: int) -> list[_Config]:
-    by_task = folder.samples_by_task(dataset)
+    by_part = folder.samples_by_part(dataset)
+    variants = folder.has_variants(dataset)
     configs: list[_Config] = []
-    for task in sorted(by_task):
-        samples = by_task[task]
+    for part, samples in by_part.items():
+        task = part.name
         rows: dict[str, list[tuple[_Row, int]]] = {}
         for s in samples:
             image, size = _image_of(dataset, s)
+            extra = folder.variant_fields(s) if variants else {}
             row = _Row(
                 sample=s,
                 text={
@@ -231,19 +252,21 @@ def _plan(dataset: Dataset, max_rows: int, max_bytes: int) -> list[_Config]:
                     "ground_truth": s.ground_truth.model_dump_json(),
                     "metadata": s.metadata.model_dump_json(),
                     "provenance": s.provenance.model_dump_json(),
+                    **extra,
                 },
                 image=image,
             )
-            size += sum(len(v.encode("utf-8")) for v in row.text.values() if v)
+            size += sum(len(v.encode("utf-8")) for v in row.text.values() if isinstance(v, str))
             rows.setdefault(s.split, []).append((row, size))
         splits = {
             split: _shards(task, split, rows[split], max_rows, max_bytes)
             for split in sorted(rows, key=_split_key)
         }
-        family = _family(task, samples)
+        family = _family(part.task, samples)
         configs.append(
             _Config(
                 task=task,
+                part=part,
                 family=family,
                 has_images=any(s.prompt.images for s in samples),
                 made_of=sources_of(samples, family),
@@ -302,7 +325,7 @@ def _family(task: str, samples: Sequence[Sample]) -> str:
 # -- writing ------------------------------------------------------------------------------
 
 
-def _schema(pa: Any, with_image: bool) -> Any:
+def _schema(pa: Any, with_image: bool, with_variants: bool = False) -> Any:
     fields = []
     for name in COLUMNS:
         if name == "image":
@@ -312,7 +335,13 @@ def _schema(pa: Any, with_image: bool) -> Any:
                 )
         else:
             fields.append(pa.field(name, pa.string()))
-    info = {"info": {"features": hf_features(with_image)}}
+    if with_variants:
+        fields += [
+            pa.field("variant", pa.string()),
+            pa.field("base_id", pa.string()),
+            pa.field("answerable", pa.bool_()),
+        ]
+    info = {"info": {"features": hf_features(with_image, with_variants)}}
     return pa.schema(fields, metadata={b"huggingface": json.dumps(info).encode("utf-8")})
 
 
@@ -322,9 +351,15 @@ def _batches(rows: Sequence[_Row], n: int) -> Iterator[Sequence[_Row]]:
 
 
 def _write_shard(
-    pa: Any, pq: Any, dataset: Dataset, with_image: bool, shard: _Shard, path: Path
+    pa: Any,
+    pq: Any,
+    dataset: Dataset,
+    with_image: bool,
+    with_variants: bool,
+    shard: _Shard,
+    path: Path,
 ) -> None:
-    schema = _schema(pa, with_image)
+    schema = _schema(pa, with_image, with_variants)
     with pq.ParquetWriter(path, schema) as writer:
         for batch in _batches(shard.rows, ROW_GROUP_ROWS):
             records = []
@@ -379,6 +414,36 @@ def _size_category(n: int) -> str:
 
 def _cell(text: object) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def _variants_section(configs: Sequence[_Config]) -> list[str]:
+    """The card's lines on the paired variants' configs."""
+    lines = [
+        "",
+        "## Paired variants",
+        "",
+        "Each variant asks a task's base questions again under one controlled change (the "
+        "map as text, with coordinates, without labels, in greyscale...); its rows share "
+        "the base rows' question and truth, their ids add `@` and the variant (`srn-0004@text`"
+        "), and `base_id` pairs them.  Each task's variants are configs of their own, so a "
+        "task's config holds its base rows only and scores never mix: score each config "
+        "apart, and compare a variant's score with its base config's on the same `base_id`s.  "
+        "Rows with `answerable` false (a question that needs the labels, asked without "
+        "them) are a config of their own too: a model should not be able to answer them, "
+        "and they are never scored as ordinary misses.  A `text` variant's rows have no "
+        "image.",
+        "",
+        "| config | task | variant | answerable | rows | images |",
+        "| --- | --- | --- | --- | ---: | --- |",
+    ]
+    for c in configs:
+        rows = sum(len(s.rows) for v in c.splits.values() for s in v)
+        lines.append(
+            f"| {c.task} | {c.part.task} | {c.part.variant or '(base)'} | "
+            f"{'no' if c.part.unanswerable else 'yes'} | {rows} | "
+            f"{'yes' if c.has_images else 'no'} |"
+        )
+    return lines
 
 
 def _card(dataset: Dataset, configs: Sequence[_Config]) -> str:
@@ -465,7 +530,15 @@ def _card(dataset: Dataset, configs: Sequence[_Config]) -> str:
                 f"{'yes' if c.has_images else 'no'} |"
             )
     body += [f"| total | | {total} | | |", "", "## Columns", ""]
-    body += [f"- `{col}`: {text}" for col, text in COLUMNS.items()]
+    columns = dict(COLUMNS)
+    if any(c.part.variant is not None for c in configs):
+        columns["task"] = (
+            "the task (a base config's name; a variant's config is named `<task>__<variant>`)"
+        )
+    body += [f"- `{col}`: {text}" for col, text in columns.items()]
+    if any(c.part.variant is not None for c in configs):
+        body += [f"- `{col}`: {text}" for col, text in VARIANT_COLUMNS.items()]
+        body += _variants_section(configs)
     example = next((c.task for c in configs if c.has_images), configs[0].task)
     split = next(iter(next(c for c in configs if c.task == example).splits))
     body += [

@@ -23,6 +23,16 @@ the numbers ``cartoqa score`` prints for the same answers: the overall row by me
 ("SR2", "mape"), the breakdowns as "GROUP/METRIC" ("zoom=18/SR2").  Tasks whose scorer
 gives a verdict also get inspect's ``accuracy`` and ``stderr``.
 
+A dataset that holds paired variants (``cartoqa.tasks.variants``: "srn-0004@text") gets one
+``@task`` per task and variant (``folder.Part``): ``srn`` (the base questions),
+``srn__text``, ``srn__greyscale``..., and ``<task>__nolabels__unanswerable`` for the
+questions a variant made unanswerable, each scored alone with the table ``cartoqa score``
+prints under its score key ("srn@text"), so base and variant numbers never mix; every
+sample's metadata then has ``variant`` (its name, "image+text"; None for a base sample),
+``base_id`` (the base sample's id) and ``answerable``.  A ``text`` variant's samples of a
+map task have no image: their input is the question alone, as a GPS task's.  A dataset
+without variants is written as before.
+
 The dataset, the scorer and the metric live in ``cartoqa.exports.inspect_runtime``, not in
 the exported module, so that the folder holds no copy of cartoqa's logic: the module
 imports them, and holds only what is particular to the export (the dataset's name, the
@@ -89,6 +99,9 @@ class _Row:
 @dataclass(frozen=True)
 class _TaskInfo:
     name: str
+    """The inspect task's name: the cartoqa task's, or the task's and a variant's
+    (``folder.Part.name``)."""
+    part: folder.Part
     function: str
     """The Python name of its @task function in the module."""
     samples: int
@@ -149,17 +162,25 @@ def _plan(dataset: Dataset) -> list[_Row]:
 def _tasks(rows: Sequence[_Row]) -> list[_TaskInfo]:
     from cartoqa.scoring import score_sample
 
-    by_task: dict[str, list[Sample]] = {}
+    by_part: dict[folder.Part, list[Sample]] = {}
     for row in rows:
-        by_task.setdefault(row.sample.task, []).append(row.sample)
+        by_part.setdefault(folder.part_of(row.sample), []).append(row.sample)
+    order = {p: i for i, p in enumerate(_ordered(by_part))}
     out: list[_TaskInfo] = []
-    for task in sorted(by_task):
-        if not re.fullmatch(r"[A-Za-z0-9_]+", task):  # registered tasks are (TaskSpec)
+    names: dict[str, folder.Part] = {}
+    for part in sorted(by_part, key=order.__getitem__):
+        task = part.name
+        if not re.fullmatch(r"[A-Za-z0-9_]+", part.task):  # registered tasks are (TaskSpec)
             raise DatasetError(
-                f"task name {task!r} is not letters, digits and underscores; inspect_ai "
+                f"task name {part.task!r} is not letters, digits and underscores; inspect_ai "
                 "tasks are named after cartoqa's: rename the task"
             )
-        samples = by_task[task]
+        if names.setdefault(task, part) != part:
+            raise DatasetError(
+                f"the inspect task {task!r} would hold both {names[task].what!r} and "
+                f"{part.what!r}; rename the task that ends like a variant's name"
+            )
+        samples = by_part[part]
         splits: dict[str, int] = {}
         for s in samples:
             splits[s.split] = splits.get(s.split, 0) + 1
@@ -168,6 +189,7 @@ def _tasks(rows: Sequence[_Row]) -> list[_TaskInfo]:
         out.append(
             _TaskInfo(
                 name=task,
+                part=part,
                 function=f"task_{task}",  # shadows none of the module's names
                 samples=len(samples),
                 splits=dict(sorted(splits.items())),
@@ -178,11 +200,19 @@ def _tasks(rows: Sequence[_Row]) -> list[_TaskInfo]:
     return out
 
 
+def _ordered(by_part: dict[folder.Part, list[Sample]]) -> list[folder.Part]:
+    """The parts in the order every export lists them (``folder.samples_by_part``)."""
+    return sorted(by_part, key=folder.part_order)
+
+
 # -- writing --------------------------------------------------------------------------------
 
 
-def _line(row: _Row) -> dict[str, Any]:
+def _line(row: _Row, variants: bool = False) -> dict[str, Any]:
     s = row.sample
+    metadata = s.metadata.model_dump(mode="json", exclude_none=True)
+    if variants:  # every sample says which it is, a base one too (variant None)
+        metadata.update(folder.variant_fields(s))
     return {
         "id": s.id,
         "task": s.task,
@@ -191,7 +221,7 @@ def _line(row: _Row) -> dict[str, Any]:
         "system": s.prompt.system,
         "images": [dest for _, dest in row.images],
         "target": oracle_answer(s),
-        "metadata": s.metadata.model_dump(mode="json", exclude_none=True),
+        "metadata": metadata,
         "sample": s.model_dump(mode="json"),
     }
 
@@ -213,7 +243,8 @@ def _write(
         for rel, dest in row.images:
             if dest not in hashes:
                 hashes[dest] = _copy_image(dataset, row.sample, rel, stage / dest)
-    lines = "".join(json_text(_line(r), indent=None) + "\n" for r in rows)
+    variants = any(t.part.variant is not None for t in tasks)
+    lines = "".join(json_text(_line(r, variants), indent=None) + "\n" for r in rows)
     data = lines.encode("utf-8")
     write_atomic(stage / SAMPLES_FILE, data)
     hashes[SAMPLES_FILE] = hashlib.sha256(data).hexdigest()
@@ -251,6 +282,7 @@ def _readme(dataset: Dataset, tasks: Sequence[_TaskInfo]) -> str:
         for t in tasks
     )
     credits = "\n".join(f"- {line}" for line in _credits(dataset))
+    variants = _variants_readme() if any(t.part.variant is not None for t in tasks) else ""
     licence = (
         "\nThe map images are rendered from OpenStreetMap data, available under the Open "
         "Database\nLicense (ODbL 1.0, https://www.openstreetmap.org/copyright).\n"
@@ -319,7 +351,7 @@ export TIKTOKEN_CACHE_DIR=/path/to/tiktoken-cache
 | task | samples | splits | map image | command |
 |---|---|---|---|---|
 {rows}
-
+{variants}
 ## What is asked and how it is scored
 
 Each sample is one user message: the map (where the task shows one) and the question,
@@ -345,6 +377,23 @@ The scores depend on the installed cartoqa: use the version that exported this f
 
 {credits}
 {licence}"""
+
+
+def _variants_readme() -> str:
+    return """
+## Paired variants
+
+This dataset asks its questions again under controlled changes (the map as text, with
+coordinates, without labels, in greyscale...). Each cartoqa task's variant is an inspect
+task of its own, `<task>__<variant>` (`srn__text`, `srn__image_text`; the table above),
+scored alone with the table `cartoqa score` prints under `<task>@<variant>`, so a variant's
+number never mixes with its base task's. Every sample's metadata says which it is:
+`variant` (None for a base sample), `base_id` (the base question it copies: it pairs them)
+and `answerable`. The questions a variant made unanswerable (`answerable` false: a question
+that needs the labels, asked without them) are tasks of their own,
+`<task>__<variant>__unanswerable`, never scored as ordinary misses. A `text` variant's
+samples have no image: the question holds the map written out as text.
+"""
 
 
 # -- the task module --------------------------------------------------------------------------
@@ -383,7 +432,7 @@ EXPORT = InspectExport(
     samples_sha256={samples_sha256},
     # the credits the data requires, in every log's task metadata
     attribution={attribution},
-    # task -> whether its scorer gives a verdict (right or wrong), and its samples by split
+    # task -> whether its scorer gives a verdict (right or wrong), and its samples by split{note}
     tasks={{
 {tasks}
     }},
@@ -396,16 +445,31 @@ _MODULE_TASK = '''
 
 @task(name="{name}")
 def {function}(split: str | None = None) -> Task:
-    """cartoqa's {name} task ({samples} {noun})."""
+    """cartoqa's {what} task ({samples} {noun})."""
     return cartoqa_task("{name}", split)
 '''
+
+
+def _what(part: folder.Part) -> str:
+    """The part in its @task's docstring: "srn", "srn task, variant text"."""
+    if part.variant is None:
+        return part.task
+    variant = re.sub(r"[^A-Za-z0-9:+ _-]", "?", part.variant)  # safe in a docstring
+    return f"{part.task} task, variant {variant}" + (", unanswerable" if part.unanswerable else "")
 
 
 def _module(dataset: Dataset, tasks: Sequence[_TaskInfo], samples_sha256: str) -> str:
     # json.dumps writes Python literals here: ASCII strings, and the dicts' keys are strings
     table = "\n".join(
         f"        {json.dumps(t.name)}: "
-        f'{{"verdict": {t.verdict}, "splits": {json.dumps(t.splits, sort_keys=True)}}},'
+        f'{{"verdict": {t.verdict}, "splits": {json.dumps(t.splits, sort_keys=True)}'
+        + (
+            f', "task": {json.dumps(t.part.task)}, "variant": {json.dumps(t.part.variant)}, '
+            f'"unanswerable": {t.part.unanswerable}'
+            if t.part.variant is not None
+            else ""
+        )
+        + "},"
         for t in tasks
     )
     head = _MODULE_HEAD.format(
@@ -416,11 +480,17 @@ def _module(dataset: Dataset, tasks: Sequence[_TaskInfo], samples_sha256: str) -
         exported_by=json.dumps(__version__),
         samples_sha256=json.dumps(samples_sha256),
         attribution=json.dumps(_credits(dataset)),
+        note=(
+            "\n    # (a paired variant's task: its cartoqa task and variant too)"
+            if any(t.part.variant is not None for t in tasks)
+            else ""
+        ),
         tasks=table,
     )
     parts = [
         _MODULE_TASK.format(
             name=t.name,  # letters, digits and underscores (TaskSpec): a literal as it is
+            what=_what(t.part),
             function=t.function,
             samples=t.samples,
             noun="sample" if t.samples == 1 else "samples",

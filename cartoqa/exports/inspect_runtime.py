@@ -126,10 +126,24 @@ def _scorer() -> Scorer:
     return score
 
 
+def _line_part(line: dict[str, Any]) -> str:
+    """The name of the inspect task an exported sample belongs to: its cartoqa task, or its
+    task and variant (``cartoqa.exports.folder.Part.name``)."""
+    from cartoqa.exports.folder import Part
+
+    metadata = line.get("metadata") or {}
+    variant = metadata.get("variant")
+    if not variant:
+        return str(line["task"])
+    return Part(str(line["task"]), str(variant), metadata.get("answerable") is False).name
+
+
 def _metrics(task: str, samples: Path, samples_sha256: str) -> Metric:
     """The task's metrics as ``cartoqa score`` computes them: the overall row by name, each
     breakdown row as "GROUP/METRIC" (``samples``: the export's samples.jsonl, whose order
-    the scores are reduced in)."""
+    the scores are reduced in).  ``task`` is a score key: a paired variant's ("srn@text",
+    "stmf_names@nolabels/unanswerable") reduces that variant's samples, and scores of
+    another key are refused (they never mix)."""
 
     def compute(scores: list[SampleScore]) -> Value:
         positions = _positions(samples, samples_sha256)
@@ -149,7 +163,17 @@ def _metrics(task: str, samples: Path, samples_sha256: str) -> Metric:
                 )
             )
         rows.sort(key=lambda row: row[0])
-        table = tables_from_scores({task: [(r[1], r[2]) for r in rows]}, [], {}).get(task, {})
+        from cartoqa.exports.folder import part_of
+
+        keys = sorted({part_of(r[1]).key for r in rows})
+        if keys and keys != [task]:
+            raise ValueError(
+                f"cartoqa_metrics({task!r}) was given samples of {', '.join(keys)}; cartoqa "
+                "scores a task's base samples and each variant's apart: evaluate each "
+                "exported task on its own"
+            )
+        own = task.partition("@")[0]
+        table = tables_from_scores({own: [(r[1], r[2]) for r in rows]}, [], {}).get(task, {})
         flat: dict[str, float | int] = {}
         for group, values in table.items():
             for name, number in values.items():
@@ -222,7 +246,9 @@ class InspectExport:
     """The credits the data requires, in every log's task metadata."""
     tasks: dict[str, dict[str, Any]]
     """Task -> whether its scorer gives a verdict (right or wrong), and its samples by
-    split: ``{"verdict": True, "splits": {"test": 3}}``."""
+    split: ``{"verdict": True, "splits": {"test": 3}}``; a paired variant's task
+    ("srn__text") names its cartoqa task, variant and whether it holds the unanswerable
+    samples: ``{..., "task": "srn", "variant": "text", "unanswerable": False}``."""
 
     def __post_init__(self) -> None:
         if cartoqa.__version__ != self.exported_by:
@@ -246,11 +272,14 @@ class InspectExport:
         from inspect_ai.scorer import accuracy, stderr
         from inspect_ai.solver import generate
 
+        from cartoqa.exports.folder import Part
+
         info = self.tasks[name]
+        part = Part(info.get("task", name), info.get("variant"), info.get("unanswerable", False))
         lines = [
             line
             for line in exported_lines(self.samples, self.samples_sha256)
-            if line["task"] == name
+            if _line_part(line) == name
         ]
         if split is not None:
             lines = [line for line in lines if line["split"] == split]
@@ -259,7 +288,7 @@ class InspectExport:
                     f"task {name} has no {split!r} samples; its splits: "
                     + ", ".join(sorted(info["splits"]))
                 )
-        own = cartoqa_metrics(name, self.samples, self.samples_sha256)
+        own = cartoqa_metrics(part.key, self.samples, self.samples_sha256)
         return Task(
             dataset=MemoryDataset(
                 [_inspect_sample(self.folder, line) for line in lines],
@@ -272,7 +301,12 @@ class InspectExport:
             metadata={
                 "cartoqa": cartoqa.__version__,
                 "dataset": self.dataset,
-                "task": name,
+                "task": part.task,
+                **(
+                    {"variant": part.variant, "answerable": not part.unanswerable}
+                    if part.variant is not None
+                    else {}
+                ),
                 "attribution": self.attribution,
             },
         )

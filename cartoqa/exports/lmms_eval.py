@@ -49,6 +49,20 @@ A value cartoqa cannot compute (r² of one sample, RLE's rmse with every answer 
 ``None``, which lmms-eval writes as ``null`` in its results JSON and shows as ``N/A``
 (never NaN, which strict JSON readers refuse); the items it logs are strict JSON too.
 
+Paired variants (``cartoqa.tasks.variants``): a dataset that holds them gets one lmms-eval
+task per cartoqa task and variant, on the Hugging Face export's config of the same name
+(``folder.Part``): ``cartoqa_srn`` (the base questions), ``cartoqa_srn__text``,
+``cartoqa_srn__greyscale``..., and ``cartoqa_<task>__nolabels__unanswerable`` for the
+questions a variant made unanswerable.  Each is scored alone, with the table ``cartoqa
+score`` prints under its score key ("srn@text"), so a base and a variant number never mix
+(``aggregate`` refuses items of two keys).  The groups ``cartoqa``, ``cartoqa_map`` and
+``cartoqa_gps`` hold the base tasks only, as before; each variant has a group of its own,
+``cartoqa_variant_<variant>`` (``cartoqa_variant_text``, ``cartoqa_variant_image_text``),
+its unanswerable tasks included; the rows carry ``variant``, ``base_id`` and
+``answerable`` (the Hugging Face export's columns) to pair them.  A ``text`` variant's rows
+have no image: ``doc_to_visual`` gives none, as for GPS rows.  A dataset without variants is
+written as before.
+
 The export is written into a hidden sibling folder (``.OUT.staging-PID``) and renamed into
 place at the end: an earlier export at OUT stays whole until the new one is complete, and a
 failure leaves nothing at OUT or beside it.  OUT may be new, empty, or (with ``overwrite``)
@@ -100,6 +114,7 @@ __all__ = [
     "doc_to_text",
     "doc_to_visual",
     "export_lmms_eval",
+    "row_part",
     "score_row",
 ]
 
@@ -120,6 +135,9 @@ MAP_GROUP = "cartoqa_map"
 GPS_GROUP = "cartoqa_gps"
 #: family -> its group
 _FAMILY_GROUPS = {"map": MAP_GROUP, "gps": GPS_GROUP}
+#: a paired variant's group: this and the part of its name after "<task>__"
+#: ("cartoqa_variant_text", "cartoqa_variant_image_text")
+VARIANT_GROUP_PREFIX = "cartoqa_variant_"
 #: the lmms-eval versions this export was tested with
 LMMS_EVAL_REQUIREMENT = "lmms-eval>=0.7.3,<0.8"
 #: lmms-eval 0.7.3's evaluator imports ``filelock._api``, which filelock 4 no longer has
@@ -205,6 +223,12 @@ def sample_of_row(doc: Mapping[str, Any]) -> Sample:
         ) from None
 
 
+def row_part(doc: Mapping[str, Any]) -> str:
+    """The name of the part (task, or task and variant: ``folder.Part.name``) a row belongs
+    to: its lmms-eval task is ``cartoqa_<part>``."""
+    return folder.part_of(sample_of_row(doc)).name
+
+
 def score_row(
     doc: Mapping[str, Any], results: Sequence[str | None], metrics: Sequence[str]
 ) -> dict[str, dict[str, Any]]:
@@ -264,9 +288,16 @@ def _table(items: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, float]]:
         )
     if not tasks:
         return {}
+    keys = sorted({folder.part_of(s).key for s, _ in rows})
+    if len(keys) > 1:  # a base and a variant's scores, or a variant's answerable and not
+        raise CartoqaError(
+            f"one lmms-eval task aggregated samples of {', '.join(keys)}, which cartoqa "
+            "scores apart (paired variants never mix); each exported task holds one: "
+            "export the dataset again"
+        )
     samples = [s for s, _ in rows]
     tables = tables_from_scores({tasks[0]: rows}, samples, {})
-    table = tables[tasks[0]]
+    table = tables[keys[0]]
     with _table_lock:
         _last_table = (list(items), table)
     return table
@@ -291,6 +322,9 @@ class _Metric:
 @dataclass
 class _Task:
     task: str
+    """The part's name (the cartoqa task's, or the task's and a variant's:
+    ``folder.Part.name``), as the Hugging Face export names its config."""
+    part: folder.Part
     family: str
     version: str
     splits: list[str]
@@ -308,17 +342,17 @@ def _plan(dataset: Dataset) -> list[_Task]:
     from cartoqa.scoring import score_run
     from cartoqa.tasks.spec import get_task
 
-    by_task = folder.samples_by_task(dataset)
+    by_part = folder.samples_by_part(dataset)
     functions: dict[tuple[str, str], str] = {}
     tasks: list[_Task] = []
     for s in dataset.samples:  # export_hf checks them too, but after our lock is taken
         for rel in s.prompt.images:
             folder.image_size(dataset, s.id, rel)  # there
-    for task in sorted(by_task):
-        samples = by_task[task]
-        spec = get_task(task)
+    for part, samples in by_part.items():
+        task = part.name
+        spec = get_task(part.task)
         # the table's overall rows: which there are depends on the samples (RLE's units)
-        table = score_run(samples, {s.id: oracle_answer(s) for s in samples})[task]
+        table = score_run(samples, {s.id: oracle_answer(s) for s in samples})[part.key]
         overall = [g for g in table if g == "all" or g.startswith("all ")]
         metrics: list[_Metric] = []
         for group in overall:
@@ -348,6 +382,7 @@ def _plan(dataset: Dataset) -> list[_Task]:
         tasks.append(
             _Task(
                 task=task,
+                part=part,
                 family=family,
                 version=spec.version if spec is not None else "1",
                 splits=splits,
@@ -361,20 +396,33 @@ def _plan(dataset: Dataset) -> list[_Task]:
     if repeated:
         raise CartoqaError(
             f"the lmms-eval task names {', '.join(repeated)} would be used twice (a cartoqa "
-            "task named like another's split, or like a group: cartoqa_map, cartoqa_gps); "
-            "export the splits apart, or rename the task"
+            "task named like another's split, or like a group: cartoqa_map, cartoqa_gps, "
+            f"{VARIANT_GROUP_PREFIX}...); export the splits apart, or rename the task"
         )
     return tasks
 
 
+def _variant_group(part: folder.Part) -> str:
+    """The group of a variant's tasks ("cartoqa_variant_image_text")."""
+    assert part.variant is not None
+    return VARIANT_GROUP_PREFIX + folder.Part("", part.variant).name.removeprefix("__")
+
+
 def _groups(tasks: Sequence[_Task]) -> list[tuple[str, list[_Task]]]:
-    """(group, its tasks) for every group the export writes: ``cartoqa`` (every task), then
-    one per family that has tasks (``cartoqa_map``, ``cartoqa_gps``)."""
-    out = [(GROUP, list(tasks))]
+    """(group, its tasks) for every group the export writes: ``cartoqa`` (every base task),
+    then one per family that has base tasks (``cartoqa_map``, ``cartoqa_gps``), then one per
+    paired variant (``cartoqa_variant_text``: its tasks, the unanswerable ones included)."""
+    base = [t for t in tasks if t.part.variant is None]
+    out = [(GROUP, base)] if base else []
     for family, group in _FAMILY_GROUPS.items():
-        members = [t for t in tasks if t.family == family]
+        members = [t for t in base if t.family == family]
         if members:
             out.append((group, members))
+    variants: dict[str, list[_Task]] = {}
+    for t in tasks:
+        if t.part.variant is not None:
+            variants.setdefault(_variant_group(t.part), []).append(t)
+    out += list(variants.items())
     return out
 
 
@@ -429,8 +477,9 @@ def _write(dataset: Dataset, tasks: Sequence[_Task], stage: Path) -> Any:
     for t in tasks:
         for split in t.splits:
             files[f"{t.name(split)}.yaml"] = _task_yaml(dataset, t, split, parquet[t.task]).encode()
+    variants = any(t.part.variant is not None for t in tasks)
     for group, members in _groups(tasks):
-        files[f"{group}.yaml"] = _group_yaml(group, members).encode()
+        files[f"{group}.yaml"] = _group_yaml(group, members, variants=variants).encode()
     files[UTILS_FILE] = _utils(tasks).encode()
     files[README_FILE] = _readme(dataset, tasks).encode()
     hashes: dict[str, str] = {}
@@ -450,7 +499,7 @@ def _task_yaml(
 ) -> str:
     name = task.name(split)
     lines = [
-        f"# cartoqa task {task.task!r}, split {split!r}, of the dataset "
+        f"# cartoqa task {task.part.what!r}, split {split!r}, of the dataset "
         f"{' '.join(dataset.manifest.name.split())!r}; exported by cartoqa {__version__}.",
     ]
     if task.made_of.osm_rendered:
@@ -489,7 +538,16 @@ def _task_yaml(
         "  until: []",  # lmms-eval's default stops at a blank line; answers may hold one
         "metadata:",
         f"  version: {_q(task.version)}",
-        f"  cartoqa_task: {task.task}",
+        f"  cartoqa_task: {task.part.task}",
+        *(
+            [
+                f"  cartoqa_variant: {_q(task.part.variant)}",
+                f"  cartoqa_answerable: {'false' if task.part.unanswerable else 'true'}",
+                f"  cartoqa_score_key: {_q(task.part.key)}",
+            ]
+            if task.part.variant is not None
+            else []
+        ),
         f"  cartoqa_split: {split}",
         f"  cartoqa_version: {_q(__version__)}",
         f"  dataset: {_q(dataset.manifest.name)}",
@@ -498,12 +556,17 @@ def _task_yaml(
     return "\n".join(lines) + "\n"
 
 
-def _group_yaml(group: str, tasks: Sequence[_Task]) -> str:
+def _group_yaml(group: str, tasks: Sequence[_Task], *, variants: bool = False) -> str:
     what = {
         GROUP: "every task of the cartoqa export",
         MAP_GROUP: "the tasks of the cartoqa export that show a map (image-text models only)",
         GPS_GROUP: "the text-only tasks of the cartoqa export (text models)",
-    }[group]
+    }.get(group)
+    if what is None:  # a variant's group
+        what = f"the tasks of the cartoqa export asked under the variant {tasks[0].part.variant!r}"
+    elif variants:  # the groups of old hold the base tasks
+        what = what.replace("every task", "every base task").replace("the tasks", "the base tasks")
+        what = what.replace("the text-only tasks", "the text-only base tasks")
     lines = [
         f"# {what}, each on its test split; exported by cartoqa {__version__}.",
         f"group: {group}",
@@ -516,6 +579,7 @@ def _group_yaml(group: str, tasks: Sequence[_Task]) -> str:
 
 def _utils(tasks: Sequence[_Task]) -> str:
     metrics = {t.task: tuple(m.name for m in t.metrics) for t in tasks}
+    variants = any(t.part.variant is not None for t in tasks)
     functions: dict[str, _Metric] = {}
     for t in tasks:
         for m in t.metrics:
@@ -538,6 +602,7 @@ def _utils(tasks: Sequence[_Task]) -> str:
         "    doc_to_messages,",
         "    doc_to_text,",
         "    doc_to_visual,",
+        *(["    row_part,"] if variants else []),
         "    score_row,",
         ")",
         "",
@@ -549,7 +614,14 @@ def _utils(tasks: Sequence[_Task]) -> str:
         *(f"    {_py(f)}," for f in sorted(functions)),
         "]",
         "",
-        "#: cartoqa task -> the metrics its lmms-eval task reports (as its YAML's metric_list)",
+        (
+            "#: cartoqa task (or task and variant, cartoqa_<this> being its lmms-eval task) -> "
+            "the metrics"
+            if variants
+            else "#: cartoqa task -> the metrics its lmms-eval task reports (as its YAML's "
+            "metric_list)"
+        ),
+        *(["#: its lmms-eval task reports (as its YAML's metric_list)"] if variants else []),
         "METRICS = {",
         *(
             f"    {_py(task)}: ({', '.join(_py(n) for n in names)},),"
@@ -560,7 +632,11 @@ def _utils(tasks: Sequence[_Task]) -> str:
         "",
         "def process_results(doc, results):",
         '    """The row\'s answer scored by cartoqa: one item per metric of its task."""',
-        '    return score_row(doc, results, METRICS[doc["task"]])',
+        (
+            "    return score_row(doc, results, METRICS[row_part(doc)])"
+            if variants
+            else '    return score_row(doc, results, METRICS[doc["task"]])'
+        ),
     ]
     for name, m in sorted(functions.items()):
         lines += [
@@ -599,8 +675,14 @@ def _readme(dataset: Dataset, tasks: Sequence[_Task]) -> str:
         MAP_GROUP: "the map tasks (image-text models)",
         GPS_GROUP: "the text-only tasks (text models)",
     }
+    variants = any(t.part.variant is not None for t in tasks)
+    if variants:
+        comments = {k: v.replace("every task", "every base task") for k, v in comments.items()}
+        comments = {k: v.replace("the ", "the base ", 1) for k, v in comments.items()}
     group_lines = [
-        f"lmms-eval ... --include_path OUT --tasks {g}   # {comments[g]}" for g, _ in _groups(tasks)
+        f"lmms-eval ... --include_path OUT --tasks {g}   # "
+        + (comments.get(g) or f"the variant {members[0].part.variant!r}")
+        for g, members in _groups(tasks)
     ]
     body = [
         f"# cartoqa: {name}, as lmms-eval tasks",
@@ -666,13 +748,14 @@ def _readme(dataset: Dataset, tasks: Sequence[_Task]) -> str:
     ]
     counts: dict[str, dict[str, int]] = {}
     for s in dataset.samples:
-        counts.setdefault(s.task, {}).setdefault(s.split, 0)
-        counts[s.task][s.split] += 1
+        name = folder.part_of(s).name
+        counts.setdefault(name, {}).setdefault(s.split, 0)
+        counts[name][s.split] += 1
     for t in tasks:
         for split in t.splits:
             metric_names = ", ".join(f"`{x.name}`" for x in t.metrics)
             body.append(
-                f"| {t.name(split)} | {t.task} | {split} | {counts[t.task][split]} | "
+                f"| {t.name(split)} | {t.part.what} | {split} | {counts[t.task][split]} | "
                 f"{metric_names} | {', '.join(t.made_of.licences)} |"
             )
     body += [
@@ -681,6 +764,7 @@ def _readme(dataset: Dataset, tasks: Sequence[_Task]) -> str:
         f"no test split), `{MAP_GROUP}` and `{GPS_GROUP}` the map and the text-only ones of "
         "them; `cartoqa_<task>_<split>` runs another split.",
         "",
+        *(_variants_readme(tasks) if variants else []),
         "## What the tasks do",
         "",
         "- prompt: chat models get the sample's system prompt as a system message and the "
@@ -710,6 +794,29 @@ def _readme(dataset: Dataset, tasks: Sequence[_Task]) -> str:
     return "\n".join(body) + "\n"
 
 
+def _variants_readme(tasks: Sequence[_Task]) -> list[str]:
+    """The README's lines on the paired variants."""
+    groups = [g for g, _ in _groups(tasks) if g.startswith(VARIANT_GROUP_PREFIX)]
+    return [
+        "## Paired variants",
+        "",
+        "This dataset asks its questions again under controlled changes (the map as text, "
+        "with coordinates, without labels, in greyscale...).  Each cartoqa task's variant is "
+        "an lmms-eval task of its own, `cartoqa_<task>__<variant>` (the table above), scored "
+        "alone with the table `cartoqa score` prints under `<task>@<variant>`: a base number "
+        "and a variant's never mix.  Run a variant with its group: "
+        + ", ".join(f"`{g}`" for g in groups)
+        + f" (`{GROUP}`, `{MAP_GROUP}` and `{GPS_GROUP}` hold the base tasks only).  Each "
+        "row carries `variant`, `base_id` (the base question it copies) and `answerable`; "
+        "the questions a variant made unanswerable (`answerable` false: a question that needs "
+        "the labels, asked without them) are tasks of their own, "
+        "`cartoqa_<task>__<variant>__unanswerable`, never scored as ordinary misses.  "
+        "A `text` variant's rows have no image (give them to any model class; an image-text "
+        "class that needs an image, as `llava_hf` does, cannot run them).",
+        "",
+    ]
+
+
 def _marker(
     dataset: Dataset,
     tasks: Sequence[_Task],
@@ -727,7 +834,12 @@ def _marker(
         "groups": {g: [t.name(t.splits[0]) for t in members] for g, members in _groups(tasks)},
         "tasks": {
             t.name(split): {
-                "cartoqa_task": t.task,
+                "cartoqa_task": t.part.task,
+                **(
+                    {"variant": t.part.variant, "answerable": not t.part.unanswerable}
+                    if t.part.variant is not None
+                    else {}
+                ),
                 "split": split,
                 "rows": rows[t.task][split],
                 "metrics": {x.name: [x.group, x.metric] for x in t.metrics},

@@ -25,6 +25,17 @@ samples carry, as cartoqa's tables name their rows: "zoom=17", "difficulty=easy"
 "feature_type=bank", "category=amenity"), ``split``, then ``cartoqa_id`` (the sample's id)
 and ``cartoqa_sample`` (the whole sample as JSON, which the class scores).
 
+A dataset that holds paired variants (``cartoqa.tasks.variants``: "srn-0004@text") gets one
+benchmark per task and variant (``folder.Part``): ``CartoQA_srn`` (the base questions),
+``CartoQA_srn__text``, ``CartoQA_srn__greyscale``..., and
+``CartoQA_<task>__nolabels__unanswerable`` for the questions a variant made unanswerable,
+each scored alone (``evaluate`` gives the table ``cartoqa score`` prints under its score
+key, "srn@text"), so base and variant numbers never mix; its rows have three more columns
+after ``split``: ``variant`` (its name, "image+text"; empty for a base row), ``base_id``
+(the base sample's id) and ``answerable`` ("true" or "false").  A ``text`` variant's
+benchmark of a map task has no ``image`` column, as a GPS task's has none.  A dataset
+without variants is written as before.
+
 Strings are written quoted (``csv.QUOTE_NONNUMERIC``), so a tab, a newline or a carriage
 return inside a question survives pandas' ``read_csv(sep="\\t")``; the class reads every
 cell as text (``keep_default_na=False``), so an answer of "NA" stays "NA".
@@ -105,15 +116,20 @@ def tsv_name(task: str) -> str:
 @dataclass
 class _Table:
     task: str
+    """The cartoqa task."""
+    part: folder.Part
+    """The task's base samples or a variant's (the benchmark holds one or the other)."""
     samples: list[Sample]
     mcq: bool
     letters: str
     has_images: bool
     l2_key: str | None
+    variants: bool = False
+    """Whether the dataset holds paired variants (the rows then say which they are)."""
 
     @property
     def name(self) -> str:
-        return tsv_name(self.task)
+        return tsv_name(self.part.name)
 
 
 def export_vlmevalkit(dataset: Dataset, out: str | Path, *, overwrite: bool = False) -> list[Path]:
@@ -150,10 +166,11 @@ def export_vlmevalkit(dataset: Dataset, out: str | Path, *, overwrite: bool = Fa
 
 
 def _plan(dataset: Dataset) -> list[_Table]:
-    by_task = folder.samples_by_task(dataset)
+    by_part = folder.samples_by_part(dataset)
+    variants = folder.has_variants(dataset)
     tables = []
-    for task in sorted(by_task):
-        samples = by_task[task]
+    for part, samples in by_part.items():
+        task = part.task
         with_image = [s for s in samples if s.prompt.images]
         for s in with_image:
             if len(s.prompt.images) > 1:
@@ -165,7 +182,7 @@ def _plan(dataset: Dataset) -> list[_Table]:
         if with_image and len(with_image) < len(samples):
             bare = next(s for s in samples if not s.prompt.images)
             raise DatasetError(
-                f"task {task!r} shows images with {len(with_image)} of its {len(samples)} "
+                f"task {part.what!r} shows images with {len(with_image)} of its {len(samples)} "
                 f"samples (sample {bare.id!r} has none); VLMEvalKit drops the rows of an "
                 "image benchmark that have no image, so the export would not ask them.  "
                 "Build the dataset again, or drop those samples"
@@ -184,11 +201,13 @@ def _plan(dataset: Dataset) -> list[_Table]:
         tables.append(
             _Table(
                 task=task,
+                part=part,
                 samples=samples,
                 mcq=mcq,
                 letters=letters,
                 has_images=bool(with_image),
                 l2_key=_l2_key(task, samples),
+                variants=variants,
             )
         )
     return tables
@@ -231,7 +250,10 @@ def _columns(table: _Table) -> list[str]:
     cols += ["answer", "category"]
     if table.l2_key is not None:
         cols.append("l2-category")
-    cols += ["split", "cartoqa_id", "cartoqa_sample"]
+    cols.append("split")
+    if table.variants:
+        cols += list(folder.VARIANT_COLUMNS)
+    cols += ["cartoqa_id", "cartoqa_sample"]
     return cols
 
 
@@ -312,6 +334,11 @@ def _write_tsv(dataset: Dataset, table: _Table, path: Path) -> dict[str, int]:
             if table.l2_key is not None:
                 row["l2-category"] = _l2_value(s, table.l2_key)
             row["split"] = s.split
+            if table.variants:
+                fields = folder.variant_fields(s)
+                row["variant"] = fields["variant"] or ""
+                row["base_id"] = fields["base_id"]
+                row["answerable"] = "true" if fields["answerable"] else "false"
             row["cartoqa_id"] = s.id
             row["cartoqa_sample"] = s.model_dump_json()
             rows.append(row)
@@ -334,7 +361,17 @@ def _marker(
     return _FORMAT.marker_of(
         dataset,
         tsvs={
-            t.name: {"task": t.task, "mcq": t.mcq, "l2-category": t.l2_key, **stats[t.name]}
+            t.name: {
+                "task": t.task,
+                **(
+                    {"variant": t.part.variant, "answerable": not t.part.unanswerable}
+                    if t.part.variant is not None
+                    else {}
+                ),
+                "mcq": t.mcq,
+                "l2-category": t.l2_key,
+                **stats[t.name],
+            }
             for t in tables
         },
         files_sha256=dict(sorted(hashes.items())),
@@ -405,7 +442,7 @@ def _readme(dataset: Dataset, tables: Sequence[_Table], stats: dict[str, dict[st
         kind = "multiple choice" if t.mcq else "open-ended"
         images = str(st["images"]) if t.has_images else "text only"
         lines.append(
-            f"| {t.name.removesuffix('.tsv')} | {t.task} | {st['rows']} | {images} | {kind} | "
+            f"| {t.name.removesuffix('.tsv')} | {t.part.what} | {st['rows']} | {images} | {kind} | "
             f"{t.l2_key or '-'} | {', '.join(_made_of(t).licences)} |"
         )
     lines += [
@@ -476,7 +513,17 @@ def _readme(dataset: Dataset, tables: Sequence[_Table], stats: dict[str, dict[st
         "key (the table above), as cartoqa names the rows of its tables",
         "- `split`: train, dev or test; `cartoqa_id`: the sample's id; `cartoqa_sample`: the "
         "whole sample as JSON (what the class scores)",
+        *(
+            [
+                "- `variant`: the paired variant the row is asked under (empty for a base "
+                "row); `base_id`: the id of the base question it copies; `answerable`: "
+                '"false" where the variant made the answer unreadable',
+            ]
+            if any(t.variants for t in tables)
+            else []
+        ),
         "",
+        *(_variants_readme(tables) if any(t.part.variant for t in tables) else []),
         "GPSBench's track scores (the means over GPS tasks) need every GPS task's answers "
         "at once: score those with `cartoqa score`, or give `score_predictions` the "
         "list of every GPS task's predictions files.",
@@ -485,6 +532,25 @@ def _readme(dataset: Dataset, tables: Sequence[_Table], stats: dict[str, dict[st
         lines += ["", "## Warnings", ""]
         lines += [f"- {' '.join(w.split())}" for w in m.warnings]
     return "\n".join(lines) + "\n"
+
+
+def _variants_readme(tables: Sequence[_Table]) -> list[str]:
+    """The README's lines on the paired variants."""
+    return [
+        "## Paired variants",
+        "",
+        "This dataset asks its questions again under controlled changes (the map as text, "
+        "with coordinates, without labels, in greyscale...).  Each task's variant is a "
+        "benchmark of its own, `CartoQA_<task>__<variant>` (the table above), so that a "
+        "variant's number never mixes with the base's: `evaluate` gives the table `cartoqa "
+        "score` prints under `<task>@<variant>`.  Compare a variant's number with its base "
+        "benchmark's (`CartoQA_<task>`); `base_id` pairs the rows.  The questions a variant "
+        "made unanswerable (`answerable` false: a question that needs the labels, asked "
+        "without them) are benchmarks of their own, `CartoQA_<task>__<variant>__unanswerable`"
+        ", never scored as ordinary misses.  A `text` variant's benchmark has no `image` "
+        "column: the question holds the map written out as text.",
+        "",
+    ]
 
 
 # -- the dataset class ------------------------------------------------------------------------

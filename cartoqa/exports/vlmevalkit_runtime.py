@@ -219,7 +219,8 @@ class Benchmarks:
         ``prediction`` scored by ``cartoqa.scoring.score_sample`` (an empty one as no answer),
         each file's rows in ``index`` order.  Returns the overall row of each task's table of
         ``cartoqa.scoring.score_run`` (metric -> value; "TASK: metric" where the files hold
-        several tasks) and writes the whole tables beside the (first) file
+        several tasks; a paired variant's as "TASK@VARIANT: metric", never mixed with its
+        base's) and writes the whole tables beside the (first) file
         (``_cartoqa_score.json``), with GPSBench's track scores where the files hold more than
         one task (give the files of every GPS task for the published track scores).
         """
@@ -269,11 +270,13 @@ class Benchmarks:
         if len(tasks) == 1:
             tables.pop("gps", None)  # one task's track score is its own accuracy again
         result: dict[str, Any] = {}
-        for task in tasks:
-            row = _overall(tables[task], self.task_headline(task))
+        for task in tasks:  # score keys: a variant's ("srn@text") apart from its base's
+            row = _overall(tables[task], self.task_headline(task.partition("@")[0]))
             result.update(row if len(tasks) == 1 else {f"{task}: {k}": v for k, v in row.items()})
         out = os.path.splitext(str(files[0]))[0] + "_cartoqa_score.json"
-        headlines = {t: h for t in tasks if (h := self.task_headline(t)) is not None}
+        headlines = {
+            t: h for t in tasks if (h := self.task_headline(t.partition("@")[0])) is not None
+        }
         report = {
             "attribution": list(self.attribution),
             "export": dict(self.export),
