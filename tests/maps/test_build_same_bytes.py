@@ -6,6 +6,11 @@ code of the commit it names made them (``golden/record.py``).  Making a build fa
 render serving tiles, boxes and the label check; stripped coded styles; checks moved before
 the renders; workers) may change how many candidates the manifest says were rejected for
 which reason, but never a sample or an image.
+
+Recorded first at 007390a; recorded again after the paired variants' prompt templates
+joined the wording set (issue 32), which changes every sample's ``prompts_sha256`` and
+nothing else: every sample line with the old hash put back, and every image, was the
+007390a reference's.
 """
 
 from __future__ import annotations
