@@ -220,7 +220,7 @@ def _line(
         nan = float("nan")
         line = PairedLine(task, variant, model, row, metric, lower, True, len(rows),
                           len(rows) - len(pairs), base, score, nan, (nan, nan), "")  # fmt: skip
-        line.sentence = _unanswerable_sentence(line)
+        line.sentence = f"{line.task}: {_unanswerable_sentence(line)}"
         return line
     score = _reduce_at(spec, [v for _, v in pairs], row, metric)
     if math.isnan(base) and math.isnan(score):
@@ -228,7 +228,7 @@ def _line(
     interval = paired_bootstrap(pairs, spec, row, metric, n=n_boot, seed=seed)
     line = PairedLine(task, variant, model, row, metric, lower, False, len(pairs),
                       len(rows) - len(pairs), base, score, score - base, interval, "")  # fmt: skip
-    line.sentence = _sentence(line, n_boot)
+    line.sentence = f"{line.task}: {_sentence(line, n_boot)}"
     return line
 
 

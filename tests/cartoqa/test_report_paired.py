@@ -178,7 +178,7 @@ def test_a_model_right_on_the_image_and_wrong_on_the_text_drops_by_one(reported)
     assert mml["interval"] == [-1.0, -1.0] and mml["excludes_zero"] is True
     assert mml["lower_is_better"] is False
     assert mml["sentence"] == (
-        "text-only accuracy is lower (worse) than image accuracy for alpha: 0.000 against "
+        "mml: text-only accuracy is lower (worse) than image accuracy for alpha: 0.000 against "
         "1.000 on 4 pairs, the 95 % interval of the difference (-1.000 to -1.000) excludes 0"
     )
     # RLE: MAPE 0 on the image, 1 (twice the length) on text; lower is better: "worse"
@@ -186,7 +186,7 @@ def test_a_model_right_on_the_image_and_wrong_on_the_text_drops_by_one(reported)
     assert (rle["row"], rle["metric"], rle["lower_is_better"]) == ("all m", "mape", True)
     assert (rle["base"], rle["score"], rle["difference"], rle["interval"]) == (0, 1, 1, [1, 1])
     assert rle["sentence"].startswith(
-        "text-only mape (all m) is higher (worse) than image mape (all m) for alpha: 1.000 "
+        "rle: text-only mape (all m) is higher (worse) than image mape (all m) for alpha: 1.000 "
         "against 0.000 on 4 pairs, the 95 % interval of the difference (1.000 to 1.000) "
         "excludes 0"
     )
@@ -220,7 +220,7 @@ def test_the_paired_interval_is_the_bootstrap_of_the_pairs_differences(reported)
     assert line["interval"] == pytest.approx(want) and want[0] < 0 < want[1]
     assert line["excludes_zero"] is False
     assert line["sentence"] == (
-        "text-only accuracy (0.500) and image accuracy (0.500) for beta, on 4 pairs: the 95 % "
+        "mml: text-only accuracy (0.500) and image accuracy (0.500) for beta, on 4 pairs: the 95 % "
         f"interval of the difference ({want[0]:.3f} to {want[1]:.3f}) includes 0: no "
         "difference shown"
     )
