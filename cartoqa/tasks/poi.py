@@ -23,7 +23,7 @@ be listed or not.  Every question's truth carries its evidence (the
 features, their icon and label boxes, flags such as ``orphan_label``), which
 ``cartoqa audit`` draws.  Each view's plan records those features as its scene, which the
 ``text`` variants write out (``cartoqa.tasks.feature_text``); under ``nolabels`` presence and
-count truths are read again from the no-label render (``restyled_truth``), and name
+count truths are read again from the no-label render (``view_truth``), and name
 questions, which need labels, are flagged unanswerable (``reads_names``), as are presence and
 count questions of a line type, which counts one feature per name written (``counts_by_name``).
 """
@@ -68,8 +68,8 @@ __all__ = [
     "feature_zoom",
     "format_names",
     "reads_names",
-    "restyled_truth",
     "tally",
+    "view_truth",
 ]
 
 log = logging.getLogger(__name__)
@@ -689,15 +689,16 @@ def counts_by_name(question: Question) -> bool:
     return ftype is not None and "line" in FEATURE_TYPES[ftype].geometries
 
 
-def restyled_truth(plan: Plan, question: Question, engine: MapEngine) -> GroundTruth | None:
-    """STMF presence and count (``TaskSpec.restyled_truth``): the question's truth for the
-    same view and type, recomputed from what ``engine`` (a restyled engine: ``nolabels``)
-    draws, by the code the generator's truths come from (``feature_labels(engine)``,
-    ``drawn_features``, ``tally``); with the engine the view was planned on it is the
-    question's own truth.  None where it cannot be kept: the engine's colour-coded render
-    does not place what its tiles place (``RenderStackError``), or a presence question's
-    type is then drawn only in part (neither Yes nor No would be right alone).  Counts may
-    change: without labels icons no longer compete with them for room."""
+def view_truth(plan: Plan, question: Question, engine: MapEngine, view: View) -> GroundTruth | str:
+    """STMF presence and count (``TaskSpec.view_truth``): the question's truth for ``view``
+    (the same place, perhaps at another zoom) and the same type, recomputed from what
+    ``engine`` (perhaps restyled: ``nolabels``) draws, by the code the generator's truths
+    come from (``feature_labels(engine)``, ``drawn_features``, ``tally``); with the engine
+    and view the question was planned on it is the question's own truth.  A reason where it
+    cannot be kept: the engine's colour-coded render does not place what its tiles place
+    ("placement_differs"), or a presence question's type is then drawn only in part
+    ("type_only_in_part": neither Yes nor No would be right alone).  Counts may change:
+    without labels icons no longer compete with them for room."""
     truth = question.truth
     if not isinstance(truth, BooleanTruth | CountTruth) or truth.feature_type is None:
         raise CartoqaError(
@@ -705,10 +706,10 @@ def restyled_truth(plan: Plan, question: Question, engine: MapEngine) -> GroundT
             "only STMF presence and count truths (of a feature type) are recomputed"
         )
     try:
-        features = drawn_features(feature_labels(engine).view(plan.view), plan.view.zoom)
+        features = drawn_features(feature_labels(engine).view(view), view.zoom)
     except RenderStackError as exc:
-        log.warning("view %s: its truth under another style is left out: %s", plan.view.id, exc)
-        return None
+        log.warning("view %s: its truth drawn again is left out: %s", view.id, exc)
+        return "placement_differs"
     t = tally(features)[truth.feature_type]
     if isinstance(truth, CountTruth):
         return CountTruth(
@@ -716,7 +717,7 @@ def restyled_truth(plan: Plan, question: Question, engine: MapEngine) -> GroundT
             features=t.features,
         )  # fmt: skip
     if t.shown == 0 and t.optional > 0:
-        return None
+        return "type_only_in_part"
     return BooleanTruth(value=t.shown > 0, feature_type=truth.feature_type, features=t.features)
 
 
@@ -748,7 +749,7 @@ def _register() -> None:
             metrics=("accuracy", "precision", "recall", "f1", "unanswered"),
             group_by=("feature_type", "zoom"),
             questions_per_map=2,
-            restyled_truth=restyled_truth,
+            view_truth=view_truth,
             needs_labels=counts_by_name,
             **common,
         )
@@ -766,7 +767,7 @@ def _register() -> None:
             metrics=("rmse", "mae", "r2", "unanswered"),
             group_by=("feature_type", "zoom"),
             answer_space={"low": 0, "high": MAX_RANDOM_COUNT},
-            restyled_truth=restyled_truth,
+            view_truth=view_truth,
             needs_labels=counts_by_name,
             **common,
         )

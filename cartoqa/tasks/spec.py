@@ -166,14 +166,17 @@ class TaskSpec:
     needs_labels: Callable[[Any], bool] | None = None
     """The ``nolabels`` variant: whether a question (a ``views.Question``) can only be
     answered by reading the map's labels (road or place names); such questions are flagged
-    unanswerable under ``nolabels`` and never scored as ordinary misses.  None: no question
-    of the task needs labels."""
-    restyled_truth: Callable[..., Any] | None = None
-    """A variant that redraws the map with another style (``nolabels``): ``(plan, question,
-    engine) -> GroundTruth | None``, the question's truth recomputed from what ``engine`` (the
-    restyled ``maps.MapEngine``) draws; None from it: the truth cannot be kept, and the item
-    is left out of that variant with the reason.  The attribute None: the task's truths do not
-    depend on what the style draws beyond its labels (they are kept)."""
+    unanswerable under ``nolabels`` and never scored as ordinary misses (``view_truth`` is not
+    asked of them there).  None: no question of the task needs labels."""
+    view_truth: Callable[..., Any] | None = None
+    """A variant that draws the question's place again, with another style (``nolabels``,
+    ``lang:XX``) or at another zoom (``zoom``): ``(plan, question, engine, view) ->
+    GroundTruth | str``, the question's truth recomputed from what ``engine`` draws of
+    ``view`` (a ``maps.View`` of the same place and markers), or a reason (a word such as
+    "road_name_not_drawn") where it cannot be kept, and the item is left out of that variant
+    and counted.  With the engine and view the question was planned on it gives the
+    question's own truth.  The attribute None: the task's truths do not depend on the style
+    or zoom (RLE's length: they are kept)."""
     version: str = "1"
     """The scorer's version: bump when the scorer's arithmetic changes (stored scores made
     by another version are then computed afresh)."""

@@ -4,7 +4,7 @@
   the documented format, written here on its own, derives every question's answer from the
   text alone (presence, the count range, the name lists, the MTMF table) for real views of
   Monaco, and they equal the truths;
-- ``cartoqa.tasks.poi.restyled_truth`` recomputes presence and count truths from what an
+- ``cartoqa.tasks.poi.view_truth`` recomputes presence and count truths from what an
   engine draws: with the engine the views were planned on, byte for byte the truths.
 """
 
@@ -20,7 +20,7 @@ import pytest
 from cartoqa.errors import CartoqaError
 from cartoqa.records import BooleanTruth, CountTruth, FeatureTableTruth, NamesTruth
 from cartoqa.tasks.feature_text import describe
-from cartoqa.tasks.poi import attempt_map_features, restyled_truth
+from cartoqa.tasks.poi import attempt_map_features, view_truth
 from cartoqa.tasks.spec import get_task
 from cartoqa.tasks.views import Plan, Question, Reject, ViewSampler
 from maps import View
@@ -202,20 +202,20 @@ def test_the_scene_is_json_and_never_named_where_the_map_writes_no_name(monaco):
             assert f["flags"] == drawn.flags
 
 
-def test_restyled_truth_on_the_planning_engine_is_the_truth_byte_for_byte(monaco):
+def test_view_truth_on_the_planning_engine_is_the_truth_byte_for_byte(monaco):
     engine, _, plans = monaco
     n = 0
     for plan in plans:
         for q in plan.questions:
             if q.task in ("stmf_presence", "stmf_count"):
-                again = restyled_truth(plan, q, engine)
-                assert again is not None
+                again = view_truth(plan, q, engine, plan.view)
+                assert not isinstance(again, str)
                 assert again.model_dump_json() == q.truth.model_dump_json(), (plan.view.id, q)
                 n += 1
     assert n == 3 * N_VIEWS
 
 
-def test_restyled_truth_without_labels_is_read_from_that_render(monaco):
+def test_view_truth_without_labels_is_read_from_that_render(monaco):
     """With the labels taken out the truths are read from the no-label render: a presence or
     count truth of the same type comes back (or None: the type is then drawn only in part).
     Counts may change; primary roads count by the name written along them, so without
@@ -229,10 +229,10 @@ def test_restyled_truth_without_labels_is_read_from_that_render(monaco):
         for q in plan.questions:
             if q.task not in ("stmf_presence", "stmf_count"):
                 continue
-            again = restyled_truth(plan, q, bare)
+            again = view_truth(plan, q, bare, plan.view)
             ftype = q.truth.feature_type
-            if again is None:
-                assert q.task == "stmf_presence"
+            if isinstance(again, str):
+                assert q.task == "stmf_presence" and again == "type_only_in_part"
                 outcome["left out"] += 1
                 continue
             assert type(again) is type(q.truth) and again.feature_type == ftype
@@ -315,9 +315,12 @@ def test_the_four_tasks_have_a_text_twin_and_names_need_labels():
         assert spec is not None and spec.describe is describe
     assert get_task("stmf_names").needs_labels(q) is True
     assert get_task("mtmf").needs_labels(q) is True
-    assert get_task("stmf_presence").needs_labels is None
-    assert get_task("stmf_count").needs_labels is None
-    assert get_task("stmf_presence").restyled_truth is restyled_truth
-    assert get_task("stmf_count").restyled_truth is restyled_truth
-    assert get_task("stmf_names").restyled_truth is None
-    assert get_task("mtmf").restyled_truth is None
+    # presence and count need labels for the types counted one per written name only
+    for name in ("stmf_presence", "stmf_count"):
+        needs = get_task(name).needs_labels
+        for ftype, want in (("primary_road", True), ("river", True), ("restaurant", False)):
+            assert needs(SimpleNamespace(truth=SimpleNamespace(feature_type=ftype))) is want
+    assert get_task("stmf_presence").view_truth is view_truth
+    assert get_task("stmf_count").view_truth is view_truth
+    assert get_task("stmf_names").view_truth is None
+    assert get_task("mtmf").view_truth is None

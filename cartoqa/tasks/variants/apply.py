@@ -14,7 +14,7 @@ copy asked under one change (``names``: its id "<base>@<tag>", metadata ``varian
 - ``nolabels``: the same view drawn with the style's labels removed
   (``maps.style_variants.without_labels``); a question that needs labels read
   (``TaskSpec.needs_labels``) keeps its truth and is flagged ``answerable: false``; a task
-  whose truth follows what the style draws (``TaskSpec.restyled_truth``) gets the truth of
+  whose truth follows what the style draws (``TaskSpec.view_truth``) gets the truth of
   the new render, and a question whose truth cannot be recomputed is left out (counted).
 
 A task without ``describe`` has no text twin: it is counted under ``left_out`` with the
@@ -250,10 +250,10 @@ def _nolabels(
                 base, "nolabels", text=base.prompt.text, images=images, answerable=False
             )
             report.unanswerable.setdefault("nolabels", Counter())[base.task] += 1
-        elif spec.restyled_truth is not None:
-            truth = spec.restyled_truth(item.plan, item.question, plain)
-            if truth is None:
-                report._leave_out("nolabels", base.task, "truth_not_recomputed")
+        elif spec.view_truth is not None:
+            truth = spec.view_truth(item.plan, item.question, plain, item.plan.view)
+            if isinstance(truth, str):
+                report._leave_out("nolabels", base.task, truth)
                 continue
             sample = _variant_sample(
                 base, "nolabels", text=base.prompt.text, images=images, truth=truth
