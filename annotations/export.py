@@ -24,6 +24,11 @@ dataset every other command loads (issue 17, item 3).
   (``--overwrite`` would delete the dataset and its decisions), and so is a
   folder holding a review store: it is someone's reviewed dataset, not an
   export (an export never holds one).
+- A paired variant's copy (``srn-0004@text``) that nobody decided on and that kept its
+  base's truth follows its base: rejected, corrected or accepted with it (its
+  ``review_status`` and ``reviewed_by`` are the base's).  A copy whose truth was
+  recomputed (``nolabels``, ``zoom``, ``lang:XX``) or that has decisions of its own is
+  judged by its own.
 - ``only_reviewed`` leaves out the samples nobody decided on (and, with two
   reviews required, those still waiting or disputed): the "human-verified"
   set.
@@ -38,7 +43,7 @@ from typing import Any
 
 from cartoqa.errors import CartoqaError
 from cartoqa.exports.folder import export_target
-from cartoqa.records import Metadata
+from cartoqa.records import Metadata, Sample
 from cartoqa.stores import Dataset, DatasetWriter
 from cartoqa.stores.dataset import Manifest
 
@@ -73,6 +78,20 @@ def export_reviewed(
             return _write(dataset, store, writer, only_reviewed=only_reviewed)
     finally:
         writer.abandon()  # a no-op after finish
+
+
+def _judged_by(sample: Sample, by_id: dict[str, Sample], store: DecisionStore) -> Sample:
+    """The sample whose decisions hold for ``sample``: a paired variant's copy
+    (``cartoqa.tasks.variants``) that nobody decided on and that kept its base's truth
+    follows its base (accepted, corrected or rejected with it); any other, itself."""
+    from cartoqa.tasks.variants import base_id, variant_of
+
+    if variant_of(sample) is None or store.status(sample.id) != "unreviewed":
+        return sample
+    base = by_id.get(base_id(sample))
+    if base is None or base.ground_truth != sample.ground_truth:
+        return sample
+    return base
 
 
 def _copy_image(writer: Any, dataset: Dataset, rel: str) -> str:
@@ -115,13 +134,17 @@ def _write(
 ) -> Manifest:
     src = dataset.manifest
     kept = 0
+    by_id = {s.id: s for s in dataset.samples}
     for sample in dataset.samples:
-        status = store.status(sample.id)
-        reviewed = store.effective(sample)
+        judged = _judged_by(sample, by_id, store)
+        status = store.status(judged.id)
+        reviewed = store.effective(judged)
         if reviewed is None or (only_reviewed and status not in _DONE):
             continue
+        if judged is not sample:  # a variant's copy takes its base's reviewed truth
+            reviewed = sample.model_copy(update={"ground_truth": reviewed.ground_truth})
         images = [_copy_image(writer, dataset, rel) for rel in sample.prompt.images]
-        who = ",".join(sorted(store.reviewers_latest(sample.id)))
+        who = ",".join(sorted(store.reviewers_latest(judged.id)))
         meta = {
             **sample.metadata.model_dump(exclude_none=True),
             "review_status": status,

@@ -122,3 +122,47 @@ def test_the_command_refuses_an_out_that_is_holds_or_is_inside_the_dataset(tmp_p
     )
     assert result.exit_code == 2 and "review store" in result.output, result.output
     assert (tmp_path / "victim" / "review.sqlite").read_bytes() == b"their decisions"
+
+
+def test_a_variants_copy_follows_its_base_unless_judged_itself(tmp_path):
+    """Paired variants (issue 32): a copy nobody decided on that kept its base's truth is
+    corrected, rejected or accepted with its base; one with decisions of its own keeps
+    them."""
+    from tests.cartoqa.variant_data import variant_dataset
+
+    ds = variant_dataset(tmp_path / "ds")
+    by = ds.by_id()
+    store = DecisionStore.open(tmp_path / "ds" / "review.sqlite", ds)
+    store.decide(
+        by["stmf_count-0001"],
+        reviewer="ana",
+        verdict="correct",
+        truth=CountTruth(value=5, feature_type="bank"),
+        seen=0,
+    )
+    store.decide(by["stmf_count-0002"], reviewer="ana", verdict="reject", seen=0, reason="x")
+    # the greyscale copy of the first view is judged on its own: accepted as generated
+    store.decide(by["stmf_count-0001@greyscale"], reviewer="bo", verdict="accept", seen=0)
+    export_reviewed(ds, store, tmp_path / "out")
+    got = load_dataset(tmp_path / "out").by_id()
+    assert got["stmf_count-0001"].ground_truth.value == 5
+    assert got["stmf_count-0001@text"].ground_truth.value == 5
+    assert got["stmf_count-0001@nolabels"].ground_truth.value == 5
+    assert got["stmf_count-0001@text"].metadata.model_extra["review_status"] == "corrected"
+    assert got["stmf_count-0001@text"].metadata.model_extra["reviewed_by"] == "ana"
+    assert got["stmf_count-0001@greyscale"].ground_truth.value == 2  # its own decision
+    assert not [sid for sid in got if sid.startswith("stmf_count-0002")]
+    assert got["stmf_names-0001@nolabels"].metadata.model_extra["review_status"] == "unreviewed"
+
+
+def test_a_copy_whose_truth_was_recomputed_is_judged_by_its_own(tmp_path):
+    from annotations.export import _judged_by
+    from tests.cartoqa.variant_data import variant_dataset
+
+    ds = variant_dataset(tmp_path / "ds")
+    by = ds.by_id()
+    store = DecisionStore.open(tmp_path / "ds" / "review.sqlite", ds)
+    copy = by["stmf_count-0001@nolabels"]
+    recounted = copy.model_copy(update={"ground_truth": CountTruth(value=9, feature_type="bank")})
+    assert _judged_by(copy, by, store) is by["stmf_count-0001"]
+    assert _judged_by(recounted, by, store) is recounted
