@@ -69,6 +69,7 @@ from .colour_coded import (
 )
 from .database import query_rows
 from .glyphs import glyph_count, text_face
+from .languages import language_sql
 from .projection import HALF_WORLD_M, TILE_PX, metres_per_pixel, pixel_box, pixel_to_m
 
 if TYPE_CHECKING:
@@ -323,7 +324,8 @@ class FeatureLabels(ColourCoded):
         self._fill = fill or (lambda tags: None)
         rows = query_rows(
             engine.database.connection,
-            _OBJECTS_SQL,
+            # on a language engine (``MapEngine.in_language``) the names it draws
+            language_sql(_OBJECTS_SQL, getattr(engine, "language", None)),
             during="the map features were read for the label check",
             what="reading map features",
         )

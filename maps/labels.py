@@ -77,6 +77,7 @@ from .colour_coded import (
 )
 from .database import query_rows
 from .glyphs import glyph_count, text_face
+from .languages import language_sql
 from .projection import TILE_PX, pixel_box
 from .roads import normalise_road
 
@@ -221,9 +222,12 @@ class RoadLabels(ColourCoded):
     log = log
 
     def __init__(self, engine: MapEngine) -> None:
+        #: the features' SQL; on a language engine (``MapEngine.in_language``) it reads the
+        #: names that engine draws
+        self._features_sql = language_sql(_FEATURES_SQL, getattr(engine, "language", None))
         rows = query_rows(
             engine.database.connection,
-            _FEATURES_SQL,
+            self._features_sql,
             during="the road names were read for the label check",
             what="reading road names",
         )
@@ -265,7 +269,7 @@ class RoadLabels(ColourCoded):
         and ``GLYPHS_VERSION``), shared by every build and process on that cache."""
         if self._stored_key is None:
             raw = self.engine.style.xml_path.read_text(encoding="utf-8")  # no database in it
-            coding = repr((GLYPHS_VERSION, SALTS, _NAME_LAYERS, _FEATURES_SQL))
+            coding = repr((GLYPHS_VERSION, SALTS, _NAME_LAYERS, self._features_sql))
             self._stored_key = text_key(coding + raw)
         return self.engine.tiles.folder / str(z) / f"meta-{mx}-{my}.roads-{self._stored_key}.json"
 

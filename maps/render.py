@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from cartoqa.errors import MapDataError, RenderStackError
+from cartoqa.errors import CartoqaError, MapDataError, RenderStackError
 
 from .browser import screenshot_views
 from .database import ExtractDatabase, PostgresCluster, ensure_database
@@ -94,13 +94,38 @@ class MapEngine:
         self.database: ExtractDatabase = ensure_database(self.extract, cluster=cluster, dsn=dsn)
         self.style: CartoStyle = prepare_style(carto_files=carto_files, cache=cache)
         self.tiles = TileRenderer(self.style, self.database, cache=cache, metatile=metatile)
+        self.language: str | None = None
+        """The language labels are drawn in (``in_language``); None: each object's ``name``."""
+
+    def in_language(self, lang: str) -> MapEngine:
+        """An engine drawing the same extract with every label from ``name:<lang>`` where the
+        object has it, else ``name`` (``maps.languages``): the database gets that language's
+        views (once), the style a copy reading them (``maps.style_variants.
+        in_language_style``, tiles cached apart), and the truth readers (``maps.labels``,
+        ``maps.feature_pixels``) read names from them too.  ``language`` is the code as OSM
+        writes it ("de", "pt-BR"); a bad code raises ``CartoqaError`` naming it."""
+        from .languages import ensure_language_views, language_code
+        from .style_variants import in_language_style
+
+        code = language_code(lang)
+        if self.language == code:
+            return self
+        if self.language is not None:
+            raise CartoqaError(
+                f"this engine draws names in {self.language!r}: ask the base engine for "
+                f"in_language({code!r})"
+            )
+        ensure_language_views(self.database, code)
+        twin = self.restyled(in_language_style(self.style, code))
+        twin.language = code
+        return twin
 
     def restyled(self, style: CartoStyle) -> MapEngine:
         """An engine drawing the same extract from the same database in ``style`` (e.g.
         ``maps.style_variants.without_labels(engine.style)``): nothing is imported again; it
         has a ``TileRenderer`` of its own (same cache, metatile size and settings), whose
         tiles live in the style's own folder of the tile cache."""
-        twin = copy.copy(self)
+        twin = copy.copy(self)  # (``language`` too: a restyled language engine keeps it)
         twin.style = style
         t = self.tiles
         twin.tiles = TileRenderer(

@@ -27,6 +27,15 @@ its ``.prepared`` marker: a copy cut short, changed, or made from another base i
 with a warning and made again.  It shares the base's symbols, patterns and fonts as copies
 of the base's folders (links stay links to the same system files), so it does not depend on
 the base copy staying where it is.
+
+``in_language_style(style, "de")`` is the style reading every name in German (the
+``lang:XX`` variant): each layer's SQL reads the extract's views of that language
+(``planet_osm_point_lang_de`` ...: every column of the table, ``name`` taken from
+``name:de`` where the object has it, else ``name``; ``maps.languages``, which also holds
+``way_names`` and ``translated_share``, re-exported here) instead of the tables; nothing
+else changes.  It is a copy made and checked as the no-labels one (``<base>-lang-de1``,
+its ``variant.json`` naming the language).  ``MapEngine.in_language`` makes the views and
+draws with it.
 """
 
 from __future__ import annotations
@@ -38,19 +47,39 @@ import logging
 import os
 import re
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
-from cartoqa.errors import RenderStackError
+from cartoqa.errors import CartoqaError, RenderStackError
 from cartoqa.stores.cache_files import clean_stale_tmp
 
+from .languages import (
+    TABLES,
+    language_code,
+    language_sql,
+    tables_read,
+    translated_share,
+    way_names,
+)
 from .style import CartoStyle
 
-__all__ = ["NOLABELS", "strip_labels", "variant_info", "without_labels"]
+__all__ = [
+    "LANGUAGE",
+    "NOLABELS",
+    "in_language_style",
+    "strip_labels",
+    "translated_share",
+    "variant_info",
+    "way_names",
+    "without_labels",
+]
 
 log = logging.getLogger(__name__)
 
 NOLABELS = "nolabels"
 _VARIANT_VERSION = 1  # bump when strip_labels changes what it removes
+LANGUAGE = "lang"
+_LANG_VERSION = 1  # bump when the language copy's XML changes
 _WRITTEN = ("style.xml", "variant.json")
 _SHARED = ("symbols", "patterns", "fonts")
 
@@ -110,13 +139,57 @@ def without_labels(style: CartoStyle) -> CartoStyle:
     info = variant_info(style)
     if info is not None and info.get("variant") == NOLABELS:
         return style
+    return _variant_copy(style, NOLABELS, _VARIANT_VERSION, strip_labels)
+
+
+def in_language_style(style: CartoStyle, lang: str) -> CartoStyle:
+    """The prepared working copy of ``style`` whose layers read the extract's views in
+    language ``lang`` (``maps.languages``: every ``name`` from ``name:<lang>``, falling back
+    to ``name``), made now or reused from the cache, in a folder of its own
+    (``<base>-lang-de1``, so its tile cache is its own); ``style`` itself when it already
+    is that language's copy.  The database's views are made by ``MapEngine.in_language``
+    (``maps.languages.ensure_language_views``), which draws with this copy."""
+    code = language_code(lang)
+    info = variant_info(style)
+    if info is not None and info.get("variant") == LANGUAGE:
+        if info.get("language") == code:
+            return style
+        raise CartoqaError(
+            f"the style {style.folder.name} already draws names in {info.get('language')!r}: "
+            f"make the {code!r} copy from its base style instead"
+        )
+
+    def rename(xml: str) -> tuple[str, dict[str, int]]:
+        n = tables_read(xml)
+        if n == 0:
+            raise RenderStackError(
+                "the style reads none of the osm2pgsql tables "
+                f"({', '.join(TABLES)}): is it openstreetmap-carto 5.7.0's style.xml?"
+            )
+        return language_sql(xml, code), {"tables_read": n}
+
+    suffix = f"{LANGUAGE}-{code.lower()}"
+    return _variant_copy(style, suffix, _LANG_VERSION, rename, {"language": code}, LANGUAGE)
+
+
+def _variant_copy(
+    style: CartoStyle,
+    name: str,
+    version: int,
+    transform: Callable[[str], tuple[str, dict[str, int]]],
+    extra: dict | None = None,
+    variant: str | None = None,
+) -> CartoStyle:
+    """The copy of ``style`` named ``<base>-<name><version>`` whose style.xml is
+    ``transform(base style.xml)`` (the new XML and counts of what was done), made now (in a
+    temporary folder, renamed into place) or reused when whole and made from this base."""
     base_xml = style.xml_path.read_bytes()
     base_sha = hashlib.sha256(base_xml).hexdigest()
     # the version is in the name: the tile cache is keyed by it, and tiles of an older
     # variant must not be taken for this one's
-    folder = style.folder.with_name(f"{style.folder.name}-{NOLABELS}{_VARIANT_VERSION}")
+    folder = style.folder.with_name(f"{style.folder.name}-{name}{version}")
     clean_stale_tmp(folder.parent, recursive=False)
-    if folder.is_dir() and (why := _why_bad(folder, base_sha)) is not None:
+    if folder.is_dir() and (why := _why_bad(folder, base_sha, version)) is not None:
         log.warning("the cached style %s is bad (%s): dropped; it is made again", folder, why)
         gone = folder.with_name(folder.name + f".tmp-{os.getpid()}-gone")
         shutil.rmtree(gone, ignore_errors=True)
@@ -124,11 +197,16 @@ def without_labels(style: CartoStyle) -> CartoStyle:
             folder.rename(gone)
         shutil.rmtree(gone, ignore_errors=True)
     if not (folder / ".prepared").is_file():
-        _make(style, folder, base_xml.decode("utf-8"), base_sha)
+        xml, counts = transform(base_xml.decode("utf-8"))
+        info = {"variant": variant or name, "version": version, "base": style.folder.name,
+                "counts": counts, **(extra or {})}  # fmt: skip
+        _make(style, folder, xml, info, base_sha, version)
     return CartoStyle(folder, style.version, style.placeholders, style.removed_faces)
 
 
-def _make(style: CartoStyle, folder: Path, base_xml: str, base_sha: str) -> None:
+def _make(
+    style: CartoStyle, folder: Path, xml: str, info: dict, base_sha: str, version: int
+) -> None:
     """Write the copy in a temporary folder and rename it into place (a copy that another
     process finished first is kept, ours dropped)."""
     tmp = folder.with_name(folder.name + f".tmp{os.getpid()}")
@@ -143,13 +221,10 @@ def _make(style: CartoStyle, folder: Path, base_xml: str, base_sha: str) -> None
                     "copy (make it with maps.style.prepare_style)"
                 )
             shutil.copytree(src, tmp / part, symlinks=True)
-        xml, counts = strip_labels(base_xml)
         (tmp / "style.xml").write_text(xml, encoding="utf-8")
-        info = {"variant": NOLABELS, "version": _VARIANT_VERSION, "base": style.folder.name,
-                "counts": counts}  # fmt: skip
         (tmp / "variant.json").write_text(json.dumps(info, sort_keys=True), encoding="utf-8")
         digests = {n: hashlib.sha256((tmp / n).read_bytes()).hexdigest() for n in _WRITTEN}
-        marker = {"version": _VARIANT_VERSION, "base_sha256": base_sha, "sha256": digests}
+        marker = {"version": version, "base_sha256": base_sha, "sha256": digests}
         (tmp / ".prepared").write_text(json.dumps(marker))
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -160,13 +235,13 @@ def _make(style: CartoStyle, folder: Path, base_xml: str, base_sha: str) -> None
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def _why_bad(folder: Path, base_sha: str) -> str | None:
+def _why_bad(folder: Path, base_sha: str, version: int) -> str | None:
     """Why the variant copy in ``folder`` cannot be used (a file cut short or changed, the
     marker missing, a shared folder gone, made by another version of this code or from
     another base style), or None when it is whole."""
     try:
         marker = json.loads((folder / ".prepared").read_text())
-        if marker["version"] != _VARIANT_VERSION:
+        if marker["version"] != version:
             return f"made by version {marker['version']} of the variant code"
         if marker["base_sha256"] != base_sha:
             return "made from another base style.xml"
