@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from cartoqa.errors import CartoqaError
 
@@ -35,7 +35,6 @@ from .database import ExtractDatabase, query_rows
 
 if TYPE_CHECKING:
     from .page import View
-    from .render import MapEngine
 
 __all__ = [
     "TABLES",
@@ -178,7 +177,15 @@ def _tag_sql(code: str) -> str:
     return f"COALESCE({keys})" if len(name_keys(code)) > 1 else keys
 
 
-def way_names(engine: MapEngine, way_ids: Iterable[int], lang: str) -> dict[int, str | None]:
+class Drawing(Protocol):
+    """What these functions read of a ``maps.MapEngine`` (named so, not imported: the
+    engine's module imports this one)."""
+
+    database: ExtractDatabase
+    language: str | None
+
+
+def way_names(engine: Drawing, way_ids: Iterable[int], lang: str) -> dict[int, str | None]:
     """Each OSM way's ``name:<lang>`` (stripped; None where the way has none, an empty one,
     or is not in the extract's database), for every id in ``way_ids`` (e.g. a road graph
     edge's ``osmid``s, ``maps.labels.way_ids``).  Read from the lines and the areas (a closed
@@ -204,7 +211,7 @@ def way_names(engine: MapEngine, way_ids: Iterable[int], lang: str) -> dict[int,
     return out
 
 
-def translated_share(engine: MapEngine, view: View) -> float | None:
+def translated_share(engine: Drawing, view: View) -> float | None:
     """The share of the named objects in ``view`` that have a name in the engine's language
     (``engine.language``, set by ``MapEngine.in_language``), rounded to 4 places; None where
     the view meets no named object.

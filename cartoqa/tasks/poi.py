@@ -22,10 +22,12 @@ a count from ``value`` to ``value + optional`` is exact, and their names may
 be listed or not.  Every question's truth carries its evidence (the
 features, their icon and label boxes, flags such as ``orphan_label``), which
 ``cartoqa audit`` draws.  Each view's plan records those features as its scene, which the
-``text`` variants write out (``cartoqa.tasks.feature_text``); under ``nolabels`` presence and
-count truths are read again from the no-label render (``view_truth``), and name
-questions, which need labels, are flagged unanswerable (``reads_names``), as are presence and
-count questions of a line type, which counts one feature per name written (``counts_by_name``).
+``text`` variants write out (``cartoqa.tasks.feature_text``).  ``view_truth`` reads every
+question's truth again from another drawing of its place, by the same rules: the same centre
+at another zoom (``zoom``), labels in another language (``lang:XX``: the names that map
+writes), or no labels (``nolabels``: presence and count; name questions, which need labels,
+are flagged unanswerable (``reads_names``), as are presence and count questions of a line
+type, which counts one feature per name written (``counts_by_name``)).
 """
 
 from __future__ import annotations
@@ -392,6 +394,38 @@ def tally(features: list[DrawnFeature]) -> dict[str, Tally]:
     return out
 
 
+def _presence_truth(counts: dict[str, Tally], key: str) -> BooleanTruth:
+    """Whether the view shows a ``key`` (Yes when one is counted whole)."""
+    t = counts[key]
+    return BooleanTruth(value=t.shown > 0, feature_type=key, features=t.features)
+
+
+def _count_truth(counts: dict[str, Tally], key: str) -> CountTruth:
+    t = counts[key]
+    return CountTruth(value=t.shown, optional=t.optional, feature_type=key, features=t.features)
+
+
+def _names_truth(counts: dict[str, Tally], key: str) -> NamesTruth:
+    t = counts[key]
+    return NamesTruth(
+        names=t.names, optional=t.optional_names, feature_type=key, features=t.features
+    )
+
+
+def _table_truth(counts: dict[str, Tally], features: list[DrawnFeature]) -> FeatureTableTruth:
+    """MTMF: every type's count and names, the view's features as evidence."""
+    table = {
+        k: FeatureCount(
+            count=v.shown,
+            names=v.names,
+            optional_count=v.optional,
+            optional_names=v.optional_names,
+        )
+        for k, v in counts.items()
+    }
+    return FeatureTableTruth(features=table, evidence=features)
+
+
 # ------------------------------------------------------------------ views and questions
 
 
@@ -546,59 +580,39 @@ def attempt_map_features(sampler: ViewSampler, i: int) -> Plan:
         Question(
             f"-p{n}",
             text(f"map.stmf_presence.{k}"),
-            BooleanTruth(value=yes, feature_type=k, features=counts[k].features),
+            _presence_truth(counts, k),
             about(k, "presence"),
             task="stmf_presence",
         )
-        for n, (k, yes) in enumerate(
-            sorted([(key, True), (no, False)], key=lambda _: sampler.rng.random()), start=1
-        )
+        for n, k in enumerate(sorted([key, no], key=lambda _: sampler.rng.random()), start=1)
     ]
     names_type = _names_type(sampler, st, counts, shown, key)
     count_type, stratum = _count_type(sampler, st, counts, key)
     st.strata[stratum] += 1
-    c = counts[count_type]
     questions.append(
         Question(
             "-c",
             text(f"map.stmf_count.{count_type}"),
-            CountTruth(
-                value=c.shown, optional=c.optional, feature_type=count_type, features=c.features
-            ),
+            _count_truth(counts, count_type),
             about(count_type, "count"),
             task="stmf_count",
         )
     )
-    t = counts[names_type]
     questions.append(
         Question(
             "-n",
             text(f"map.stmf_names.{names_type}"),
-            NamesTruth(
-                names=t.names,
-                optional=t.optional_names,
-                feature_type=names_type,
-                features=t.features,
-            ),
+            _names_truth(counts, names_type),
             about(names_type, "names"),
             task="stmf_names",
         )
     )
-    table = {
-        k: FeatureCount(
-            count=v.shown,
-            names=v.names,
-            optional_count=v.optional,
-            optional_names=v.optional_names,
-        )
-        for k, v in counts.items()
-    }
     types = "\n".join(f"{k}: {t.asked or t.label}" for k, t in FEATURE_TYPES.items())
     questions.append(
         Question(
             "-m",
             text("map.mtmf", types=types),
-            FeatureTableTruth(features=table, evidence=features),
+            _table_truth(counts, features),
             {**meta, "request": "all", "count": sum(v.shown for v in counts.values())},
             task="mtmf",
         )
@@ -690,35 +704,51 @@ def counts_by_name(question: Question) -> bool:
 
 
 def view_truth(plan: Plan, question: Question, engine: MapEngine, view: View) -> GroundTruth | str:
-    """STMF presence and count (``TaskSpec.view_truth``): the question's truth for ``view``
-    (the same place, perhaps at another zoom) and the same type, recomputed from what
-    ``engine`` (perhaps restyled: ``nolabels``) draws, by the code the generator's truths
-    come from (``feature_labels(engine)``, ``drawn_features``, ``tally``); with the engine
-    and view the question was planned on it is the question's own truth.  A reason where it
+    """The four map-feature tasks (``TaskSpec.view_truth``): the question's truth for ``view``
+    (the same place, perhaps at another zoom: the ``zoom`` variant) asked of the same type,
+    recomputed from what ``engine`` draws of it (perhaps restyled: ``nolabels``; perhaps
+    writing names in another language: ``lang:XX``, ``MapEngine.in_language``) by the code
+    the generator's truths come from (``feature_labels(engine)``, ``drawn_features``,
+    ``tally`` and the truths ``attempt_map_features`` makes of them); with the engine and view
+    the question was planned on it is the question's own truth, byte for byte.
+
+    Names are the labels that engine writes (in its language, each object's ``name`` where it
+    has none in it); counts are recomputed too: another zoom draws other icons and labels (the
+    style draws fewer at 18 than at 19), labels of another length are placed otherwise, and
+    without labels icons no longer compete with them for room.  A reason where the truth
     cannot be kept: the engine's colour-coded render does not place what its tiles place
     ("placement_differs"), or a presence question's type is then drawn only in part
-    ("type_only_in_part": neither Yes nor No would be right alone).  Counts may change:
-    without labels icons no longer compete with them for room."""
+    ("type_only_in_part": neither Yes nor No would be right alone).  A count of a type drawn
+    only in part (0 to its optional ones) and a name list of a type the view no longer shows
+    ("None", its optional names allowed) are kept: the scorer takes every answer in the
+    range, so the truth stays fair (the generator avoids them only to spread its questions).
+    """
     truth = question.truth
-    if not isinstance(truth, BooleanTruth | CountTruth) or truth.feature_type is None:
+    key = getattr(truth, "feature_type", None)
+    typed = isinstance(truth, BooleanTruth | CountTruth | NamesTruth)
+    if not (isinstance(truth, FeatureTableTruth) or (typed and key is not None)):
         raise CartoqaError(
-            f"question {question.suffix!r} of view {plan.view.id!r} has a {truth.kind} truth; "
-            "only STMF presence and count truths (of a feature type) are recomputed"
+            f"question {question.suffix!r} of view {plan.view.id!r} has a {truth.kind} truth "
+            f"of feature type {key!r}; only map-feature "
+            "truths (presence, count or names of a feature type, or the MTMF table) are "
+            "recomputed: pass a question of the map-feature tasks"
         )
     try:
         features = drawn_features(feature_labels(engine).view(view), view.zoom)
     except RenderStackError as exc:
         log.warning("view %s: its truth drawn again is left out: %s", view.id, exc)
         return "placement_differs"
-    t = tally(features)[truth.feature_type]
+    counts = tally(features)
+    if isinstance(truth, FeatureTableTruth):
+        return _table_truth(counts, features)
+    assert key is not None
     if isinstance(truth, CountTruth):
-        return CountTruth(
-            value=t.shown, optional=t.optional, feature_type=truth.feature_type,
-            features=t.features,
-        )  # fmt: skip
-    if t.shown == 0 and t.optional > 0:
+        return _count_truth(counts, key)
+    if isinstance(truth, NamesTruth):
+        return _names_truth(counts, key)
+    if counts[key].shown == 0 and counts[key].optional > 0:
         return "type_only_in_part"
-    return BooleanTruth(value=t.shown > 0, feature_type=truth.feature_type, features=t.features)
+    return _presence_truth(counts, key)
 
 
 def _register() -> None:
@@ -786,6 +816,7 @@ def _register() -> None:
             metrics=("precision", "recall", "f1", "fuzzy_f1", "unanswered"),
             headline="f1",
             group_by=("feature_type", "zoom"),
+            view_truth=view_truth,
             needs_labels=reads_names,
             **common,
         )
@@ -804,6 +835,7 @@ def _register() -> None:
             metrics=("rmse", "r2", "precision", "recall", "f1", "unanswered"),
             group_by=("zoom",),
             answer_space={"low": 0, "high": MAX_RANDOM_COUNT},
+            view_truth=view_truth,
             needs_labels=reads_names,
             **common,
         )

@@ -4,8 +4,11 @@
   the documented format, written here on its own, derives every question's answer from the
   text alone (presence, the count range, the name lists, the MTMF table) for real views of
   Monaco, and they equal the truths;
-- ``cartoqa.tasks.poi.view_truth`` recomputes presence and count truths from what an
-  engine draws: with the engine the views were planned on, byte for byte the truths.
+- ``cartoqa.tasks.poi.view_truth`` recomputes the four tasks' truths from what an engine
+  draws of a view: with the engine and view the question was planned on, byte for byte the
+  truths; at zoom 18 those of the zoom-18 drawing (its symbols where the extract puts their
+  nodes in that view; a hand count of one view); without labels, presence and count read
+  from the no-label render.  The language case: ``tests/maps/test_feature_view_truth.py``.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
+from dataclasses import replace
 from types import SimpleNamespace
 
 import pytest
@@ -204,15 +208,114 @@ def test_the_scene_is_json_and_never_named_where_the_map_writes_no_name(monaco):
 
 def test_view_truth_on_the_planning_engine_is_the_truth_byte_for_byte(monaco):
     engine, _, plans = monaco
-    n = 0
+    n = Counter()
     for plan in plans:
         for q in plan.questions:
-            if q.task in ("stmf_presence", "stmf_count"):
-                again = view_truth(plan, q, engine, plan.view)
-                assert not isinstance(again, str)
-                assert again.model_dump_json() == q.truth.model_dump_json(), (plan.view.id, q)
-                n += 1
-    assert n == 3 * N_VIEWS
+            again = get_task(q.task).view_truth(plan, q, engine, plan.view)
+            assert not isinstance(again, str), (plan.view.id, q.suffix, again)
+            assert again.model_dump_json() == q.truth.model_dump_json(), (plan.view.id, q)
+            n[q.task] += 1
+    assert n == {"stmf_presence": 2 * N_VIEWS, "stmf_count": N_VIEWS, "stmf_names": N_VIEWS,
+                 "mtmf": N_VIEWS}  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def node_positions() -> dict[str, tuple[float, float]]:
+    """ "node/ID" -> (lat, lon) of every tagged node of the Monaco file, read with pyosmium
+    (not through the database the truths are read from)."""
+    import osmium
+
+    from tests.maps.conftest import extract_path
+
+    out = {}
+    for obj in osmium.FileProcessor(str(extract_path("monaco.osm.pbf"))).with_filter(
+        osmium.filter.KeyFilter("amenity", "shop", "highway", "leisure", "tourism")
+    ):
+        if obj.is_node():
+            out[f"node/{obj.id}"] = (obj.location.lat, obj.location.lon)
+    return out
+
+
+def test_view_truth_at_zoom_18_is_that_drawings(monaco, node_positions):
+    """The same centre at zoom 18 (what the ``zoom`` variant asks): every question's truth
+    comes back, of its own type, and is what the zoom-18 drawing shows: each symbol counted
+    lies inside the image where the extract puts its node in the zoom-18 view (at zoom 19
+    it would lie twice as far from the centre), the four tasks agree with one another, and
+    the wider map shows symbols the zoom-19 one cannot."""
+    engine, _, plans = monaco
+    changed = beyond_19 = placed = 0
+    for plan in plans:
+        v18 = replace(plan.view, zoom=18, id=f"{plan.view.id}@zoom")
+        got = {q.suffix: view_truth(plan, q, engine, v18) for q in plan.questions}
+        table = got["-m"]
+        assert isinstance(table, FeatureTableTruth)
+        for q in plan.questions:
+            t = got[q.suffix]
+            if isinstance(t, str):
+                assert q.task == "stmf_presence" and t == "type_only_in_part", (q, t)
+                c = table.features[q.truth.feature_type]
+                assert c.count == 0 and c.optional_count > 0
+                continue
+            assert type(t) is type(q.truth)
+            changed += t.model_dump_json() != q.truth.model_dump_json()
+            if isinstance(t, FeatureTableTruth):
+                continue
+            assert t.feature_type == q.truth.feature_type
+            c = table.features[t.feature_type]
+            if isinstance(t, BooleanTruth):
+                assert t.value == (c.count > 0)
+            elif isinstance(t, CountTruth):
+                assert (t.value, t.optional) == (c.count, c.optional_count)
+            else:
+                assert (t.names, t.optional) == (c.names, c.optional_names)
+        for f in table.evidence:
+            if f.counted != "yes" or f.icon is None:
+                continue
+            cx, cy = (f.icon[0] + f.icon[2]) / 2, (f.icon[1] + f.icon[3]) / 2
+            assert 0 <= cx <= 1366 and 0 <= cy <= 768, f
+            if f.osm in node_positions:
+                x, y = v18.pixel(*node_positions[f.osm])
+                assert abs(x - cx) <= 2 and abs(y - cy) <= 2, (f, x, y)
+                placed += 1
+            # where the zoom-19 map of the same centre would put it
+            x19, y19 = 683 + 2 * (cx - 683), 384 + 2 * (cy - 384)
+            beyond_19 += not (0 <= x19 <= 1366 and 0 <= y19 <= 768)
+    assert changed > 0 and beyond_19 > 0 and placed > 10
+
+
+#: a view of Monaco (Larvotto) whose zoom-18 map was looked at and counted by hand: three
+#: restaurant symbols (two named "Avenue 31" and "Maya Jah"; "Le Sans Souci" is cut at the
+#: bottom edge), six bus stops (two of them "La Rousse", whose one label both share), three
+#: toilets; at zoom 19 the same centre shows two restaurants and three bus stops
+HAND_CENTRE = (43.74640802413821, 7.431210065194856)
+
+
+@pytest.mark.parametrize(
+    ("zoom", "ftype", "count", "optional"),
+    [(18, "restaurant", 3, 1), (18, "bus_stop", 6, 0), (18, "public_toilet", 3, 0),
+     (19, "restaurant", 2, 0), (19, "bus_stop", 3, 0)],
+)  # fmt: skip
+def test_counts_match_a_hand_count_of_one_view(engine_for, zoom, ftype, count, optional):  # noqa: F811
+    engine = engine_for("monaco.osm.pbf")
+    view = View.make(HAND_CENTRE, zoom, id=f"hand-{zoom}")
+    q = Question("-c", "How many?", CountTruth(value=0, feature_type=ftype), {}, "stmf_count")
+    t = view_truth(Plan("stmf_presence", view, [q]), q, engine, view)
+    assert isinstance(t, CountTruth) and (t.value, t.optional) == (count, optional)
+    if (zoom, ftype) == (18, "restaurant"):
+        names = Question("-n", "?", NamesTruth(names=[], feature_type=ftype), {}, "stmf_names")
+        n = view_truth(Plan("stmf_presence", view, [names]), names, engine, view)
+        assert isinstance(n, NamesTruth)
+        assert (n.names, n.optional) == (["", "Avenue 31", "Maya Jah"], ["Le Sans Souci"])
+
+
+def test_view_truth_refuses_a_truth_it_does_not_own():
+    from cartoqa.records import TextTruth
+
+    view = View.make((43.73, 7.42), 19, id="mf-0009")
+    for truth in (TextTruth(answer="Rue Grimaldi"), BooleanTruth(value=True)):
+        q = Question("-x", "?", truth, {}, "stmf_count")
+        with pytest.raises(CartoqaError, match=r"'-x' of view 'mf-0009'.*map-feature"):
+            view_truth(Plan("stmf_presence", view, [q]), q, None, view)
 
 
 def test_view_truth_without_labels_is_read_from_that_render(monaco):
@@ -320,7 +423,5 @@ def test_the_four_tasks_have_a_text_twin_and_names_need_labels():
         needs = get_task(name).needs_labels
         for ftype, want in (("primary_road", True), ("river", True), ("restaurant", False)):
             assert needs(SimpleNamespace(truth=SimpleNamespace(feature_type=ftype))) is want
-    assert get_task("stmf_presence").view_truth is view_truth
-    assert get_task("stmf_count").view_truth is view_truth
-    assert get_task("stmf_names").view_truth is None
-    assert get_task("mtmf").view_truth is None
+    for name in FEATURE_TASKS:
+        assert get_task(name).view_truth is view_truth

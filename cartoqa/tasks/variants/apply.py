@@ -10,17 +10,31 @@ copy asked under one change (``names``: its id "<base>@<tag>", metadata ``varian
 - ``coords``: the base image, and the markers' coordinates, the view's bounds and its scale
   after the question (``map.variant.coords``, as GPSBench adds coordinates to map prompts);
 - ``greyscale``: the base image in greyscale (ITU-R 601 luma, every channel the same);
-  prompt and truth unchanged;
+  prompt and truth unchanged; a view whose markers have two colours (an origin and a
+  destination) is flagged ``answerable: false``, since grey markers cannot say which is
+  which;
 - ``nolabels``: the same view drawn with the style's labels removed
   (``maps.style_variants.without_labels``); a question that needs labels read
   (``TaskSpec.needs_labels``) keeps its truth and is flagged ``answerable: false``; a task
   whose truth follows what the style draws (``TaskSpec.view_truth``) gets the truth of
-  the new render, and a question whose truth cannot be recomputed is left out (counted).
+  the new render, and a question whose truth cannot be recomputed is left out (counted);
+- ``zoom``: the same centre, markers and paths at a second zoom (``second_zoom``: zoom - 1,
+  else zoom + 1), each truth recomputed from that drawing (``TaskSpec.view_truth``: the
+  names the answer needs must still be drawn, the features counted again); metadata
+  ``zoom`` is the new zoom;
+- ``lang:XX``: the same view drawn with every label from ``name:XX`` where the object has
+  it, else ``name`` (``maps.MapEngine.in_language``); each truth recomputed from that
+  drawing (road and feature names in the language); metadata ``translated_share``, the
+  share of the view's named objects that have ``name:XX``
+  (``maps.style_variants.translated_share``).
 
-A task without ``describe`` has no text twin: it is counted under ``left_out`` with the
-reason, as are the other variants a task cannot take.  ``lang:XX`` and ``zoom`` are named
-(``VARIANT_NAMES``) but not built yet: a build that asks for them is refused before any
-work.
+``zoom`` and ``lang:XX`` are written here and the map-feature tasks recompute their truths
+for them (``TaskSpec.view_truth``), but SRN and MML do not yet (their names must be checked
+as drawn on the new drawing), so ``BUILT`` leaves both out and a build that asks for them is
+refused before any work.
+
+A task without ``describe`` has no text twin, and a question whose truth cannot be kept
+under a variant has no copy under it: both are counted under ``left_out`` with the reason.
 """
 
 from __future__ import annotations
@@ -29,7 +43,7 @@ import io
 import math
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from cartoqa.errors import CartoqaError
@@ -38,7 +52,7 @@ from cartoqa.records import Sample
 from .names import ANSWERABLE_KEY, BASE_KEY, VARIANT_KEY, variant_tag
 
 if TYPE_CHECKING:
-    from maps import MapEngine
+    from maps import MapEngine, View
     from maps.roads import RoadGraph
 
     from ..templates import PromptSet
@@ -46,7 +60,8 @@ if TYPE_CHECKING:
 
 __all__ = ["BUILT", "BaseItem", "VariantReport", "check_buildable", "make_variants"]
 
-#: the variants a build makes now, in the order their samples are written
+#: the variants a build makes now, in the order their samples are written ("lang:XX" for
+#: every language code)
 BUILT = ("text", "image+text", "coords", "greyscale", "nolabels")
 
 
@@ -91,11 +106,13 @@ class VariantReport:
 
 def check_buildable(variants: Sequence[str]) -> None:
     """Refuse, before any work, the variants a build cannot make yet."""
-    later = [v for v in variants if v not in BUILT]
+    later = [
+        v for v in variants if v not in BUILT and not (v.startswith("lang:") and "lang:XX" in BUILT)
+    ]
     if later:
         raise CartoqaError(
-            f"--variants {','.join(later)}: named but not built yet (language labels and "
-            f"zoom pairs are coming); build some of {', '.join(BUILT)}"
+            f"--variants {','.join(later)}: not built yet (language labels and zoom pairs are "
+            f"coming); build some of {', '.join(BUILT)}"
         )
 
 
@@ -120,6 +137,11 @@ def make_variants(
         report.made[variant] = Counter()
         if variant == "nolabels":
             _nolabels(items, engine, spec_of, report, add_image, add_sample, progress)
+            continue
+        if variant == "zoom" or variant.startswith("lang:"):
+            _redrawn(
+                items, variant, engine, roads, spec_of, report, add_image, add_sample, progress
+            )
             continue
         grey: dict[str, str] = {}
         for item in items:
@@ -161,6 +183,11 @@ def _copy(
         if view_id not in grey:
             grey[view_id] = add_image(f"{view_id}@{variant_tag(variant)}.png", greyscale(item.png))
         images = [grey[view_id]]
+        # markers of two colours name two roles (the origin and the destination): in grey
+        # they cannot be told apart, so the question cannot be answered as asked
+        if len({m.colour for m in item.plan.view.markers}) > 1:
+            report.unanswerable.setdefault(variant, Counter())[base.task] += 1
+            return _variant_sample(base, variant, text=text, images=images, answerable=False)
     else:  # pragma: no cover - check_buildable refused it
         raise CartoqaError(f"variant {variant!r} is not built")
     return _variant_sample(base, variant, text=text, images=images)
@@ -174,8 +201,9 @@ def _variant_sample(
     images: list[str],
     truth: Any = None,
     answerable: bool = True,
+    metadata: Mapping[str, Any] | None = None,
 ) -> Sample:
-    extra: dict[str, Any] = {VARIANT_KEY: variant, BASE_KEY: base.id}
+    extra: dict[str, Any] = {**(metadata or {}), VARIANT_KEY: variant, BASE_KEY: base.id}
     if not answerable:
         extra[ANSWERABLE_KEY] = False
     record = base.model_dump()
@@ -262,3 +290,109 @@ def _nolabels(
             sample = _variant_sample(base, "nolabels", text=base.prompt.text, images=images)
         add_sample(sample)
         report.made["nolabels"][base.task] += 1
+
+
+def second_zoom(view: View, roads: RoadGraph, extract: Any) -> View | None:
+    """The same centre, markers and paths at zoom - 1 (if at least 15), else zoom + 1 (if at
+    most 19), where the markers and paths stay ``MARGIN_PX`` inside the image, the view inside
+    the extract and at most ``MAX_BLANK_SHARE`` of it past the data's edge (the rules every
+    base view keeps); None where neither zoom does.  Its id is the view's with "@zoom"."""
+    from maps import HEIGHT_PX, WIDTH_PX
+
+    from ..views import MARGIN_PX, MAX_BLANK_SHARE, view_bounds, view_pixels
+
+    points = [(m.lat, m.lon) for m in view.markers] + [
+        p for path in view.paths for p in path.points
+    ]
+    for zoom in (view.zoom - 1, view.zoom + 1):
+        if not 15 <= zoom <= 19:
+            continue
+        px = view_pixels(view.center, zoom, points)
+        if any(
+            not (MARGIN_PX <= x <= WIDTH_PX - MARGIN_PX and MARGIN_PX <= y <= HEIGHT_PX - MARGIN_PX)
+            for x, y in px
+        ):
+            continue
+        bounds = view_bounds(view.center, zoom)
+        s, w, n, e = bounds
+        es, ew, en, ee = extract.bounds
+        if s < es or w < ew or n > en or e > ee:
+            continue
+        blank = max(
+            1.0 - roads.data_share(bounds, extract.bounds), 1.0 - extract.covered_share(bounds)
+        )
+        if blank > MAX_BLANK_SHARE:
+            continue
+        return replace(view, zoom=zoom, id=f"{view.id}@zoom")
+    return None
+
+
+def _redrawn(
+    items: Sequence[BaseItem],
+    variant: str,
+    engine: MapEngine,
+    roads: RoadGraph,
+    spec_of: Callable[[str], Any],
+    report: VariantReport,
+    add_image: Callable[[str, bytes], str],
+    add_sample: Callable[[Sample], None],
+    progress: bool,
+) -> None:
+    """``zoom`` and ``lang:XX``: each place drawn again (at a second zoom, or by an engine that
+    writes labels in the language), each question's truth recomputed from that drawing
+    (``TaskSpec.view_truth``; kept where the task has none), and the views that keep at
+    least one question rendered."""
+    tag = variant_tag(variant)
+    if variant == "zoom":
+        drawer = engine
+        views: dict[str, Any] = {}
+        for item in items:
+            vid = item.plan.view.id
+            if vid not in views:
+                views[vid] = second_zoom(item.plan.view, roads, engine.extract)
+    else:
+        drawer = engine.in_language(variant.partition(":")[2])
+        views = {
+            item.plan.view.id: replace(item.plan.view, id=f"{item.plan.view.id}@{tag}")
+            for item in items
+        }
+    kept: list[tuple[BaseItem, Any, dict[str, Any]]] = []
+    shares: dict[str, Any] = {}
+    for item in items:
+        base, spec = item.sample, spec_of(item.sample.task)
+        view = views[item.plan.view.id]
+        if view is None:
+            report._leave_out(variant, base.task, "no_second_zoom")
+            continue
+        truth = base.ground_truth
+        if spec.view_truth is not None:
+            truth = spec.view_truth(item.plan, item.question, drawer, view)
+            if isinstance(truth, str):
+                report._leave_out(variant, base.task, truth)
+                continue
+        extra: dict[str, Any] = {"zoom": view.zoom}
+        if variant != "zoom":
+            from maps.style_variants import translated_share
+
+            if view.id not in shares:
+                shares[view.id] = translated_share(drawer, view)
+            extra = {"translated_share": shares[view.id]}
+        kept.append((item, truth, extra))
+    wanted = {item.plan.view.id: views[item.plan.view.id] for item, _, _ in kept}
+    shots = drawer.render_many(list(wanted.values()), progress=progress)
+    paths = {
+        vid: add_image(f"{view.id}.png", shot.png)
+        for (vid, view), shot in zip(wanted.items(), shots, strict=True)
+    }
+    for item, truth, extra in kept:
+        base = item.sample
+        sample = _variant_sample(
+            base,
+            variant,
+            text=base.prompt.text,
+            images=[paths[item.plan.view.id]],
+            truth=truth,
+            metadata=extra,
+        )
+        add_sample(sample)
+        report.made[variant][base.task] += 1
