@@ -38,7 +38,7 @@ from cartoqa.stores.cache_files import clean_stale_tmp
 
 from .database import CARTO_DIR, Connection
 
-__all__ = ["STYLE_VERSION", "CartoStyle", "load_map", "prepare_style"]
+__all__ = ["STYLE_VERSION", "CartoStyle", "drop_bad_copy", "load_map", "prepare_style"]
 
 log = logging.getLogger(__name__)
 
@@ -153,12 +153,7 @@ def prepare_style(
     folder = (cache or cache_dir()) / "style" / f"carto-{version}-{key}"
     clean_stale_tmp(folder.parent, recursive=False)
     if folder.is_dir() and (why := _why_bad(folder)) is not None:
-        log.warning("the cached style %s is bad (%s): dropped; it is made again", folder, why)
-        gone = folder.with_name(folder.name + f".tmp-{os.getpid()}-gone")
-        shutil.rmtree(gone, ignore_errors=True)
-        with contextlib.suppress(OSError):  # (another process may have dropped it first)
-            folder.rename(gone)
-        shutil.rmtree(gone, ignore_errors=True)
+        drop_bad_copy(folder, why)
     done = folder / ".prepared"
     if not done.is_file():
         tmp = folder.with_name(folder.name + f".tmp{os.getpid()}")
@@ -220,6 +215,17 @@ def prepare_style(
             UPSTREAM_ARCHIVE,
         )
     return CartoStyle(folder, version, placeholders_t, removed_t)
+
+
+def drop_bad_copy(folder: Path, why: str) -> None:
+    """Remove a cached working copy that failed its check (renamed aside first, so a process
+    reading it never sees half of it), with a warning saying why; it is made again."""
+    log.warning("the cached style %s is bad (%s): dropped; it is made again", folder, why)
+    gone = folder.with_name(folder.name + f".tmp-{os.getpid()}-gone")
+    shutil.rmtree(gone, ignore_errors=True)
+    with contextlib.suppress(OSError):  # (another process may have dropped it first)
+        folder.rename(gone)
+    shutil.rmtree(gone, ignore_errors=True)
 
 
 def _why_bad(folder: Path) -> str | None:

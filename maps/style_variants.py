@@ -40,7 +40,6 @@ draws with it.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import logging
@@ -61,7 +60,7 @@ from .languages import (
     translated_share,
     way_names,
 )
-from .style import CartoStyle
+from .style import CartoStyle, drop_bad_copy
 
 __all__ = [
     "LANGUAGE",
@@ -190,12 +189,7 @@ def _variant_copy(
     folder = style.folder.with_name(f"{style.folder.name}-{name}{version}")
     clean_stale_tmp(folder.parent, recursive=False)
     if folder.is_dir() and (why := _why_bad(folder, base_sha, version)) is not None:
-        log.warning("the cached style %s is bad (%s): dropped; it is made again", folder, why)
-        gone = folder.with_name(folder.name + f".tmp-{os.getpid()}-gone")
-        shutil.rmtree(gone, ignore_errors=True)
-        with contextlib.suppress(OSError):  # (another process may have dropped it first)
-            folder.rename(gone)
-        shutil.rmtree(gone, ignore_errors=True)
+        drop_bad_copy(folder, why)
     if not (folder / ".prepared").is_file():
         xml, counts = transform(base_xml.decode("utf-8"))
         info = {"variant": variant or name, "version": version, "base": style.folder.name,

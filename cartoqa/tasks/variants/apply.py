@@ -135,10 +135,7 @@ def make_variants(
     report = VariantReport(asked=list(variants))
     for variant in variants:
         report.made[variant] = Counter()
-        if variant == "nolabels":
-            _nolabels(items, engine, spec_of, report, add_image, add_sample, progress)
-            continue
-        if variant == "zoom" or variant.startswith("lang:"):
+        if variant in ("nolabels", "zoom") or variant.startswith("lang:"):
             _redrawn(
                 items, variant, engine, roads, spec_of, report, add_image, add_sample, progress
             )
@@ -249,49 +246,6 @@ def greyscale(png: bytes) -> bytes:
     return buf.getvalue()
 
 
-def _nolabels(
-    items: Sequence[BaseItem],
-    engine: MapEngine,
-    spec_of: Callable[[str], Any],
-    report: VariantReport,
-    add_image: Callable[[str, bytes], str],
-    add_sample: Callable[[Sample], None],
-    progress: bool,
-) -> None:
-    """Render each view once without labels, then copy its questions."""
-    from maps.style_variants import without_labels
-
-    plain = engine.restyled(without_labels(engine.style))
-    views: dict[str, Any] = {}
-    for item in items:
-        views.setdefault(item.plan.view.id, item.plan.view)
-    shots = plain.render_many(list(views.values()), progress=progress)
-    paths: Mapping[str, str] = {
-        vid: add_image(f"{vid}@nolabels.png", shot.png)
-        for vid, shot in zip(views, shots, strict=True)
-    }
-    for item in items:
-        base, spec = item.sample, spec_of(item.sample.task)
-        images = [paths[item.plan.view.id]]
-        if spec.needs_labels is not None and spec.needs_labels(item.question):
-            sample = _variant_sample(
-                base, "nolabels", text=base.prompt.text, images=images, answerable=False
-            )
-            report.unanswerable.setdefault("nolabels", Counter())[base.task] += 1
-        elif spec.view_truth is not None:
-            truth = spec.view_truth(item.plan, item.question, plain, item.plan.view)
-            if isinstance(truth, str):
-                report._leave_out("nolabels", base.task, truth)
-                continue
-            sample = _variant_sample(
-                base, "nolabels", text=base.prompt.text, images=images, truth=truth
-            )
-        else:
-            sample = _variant_sample(base, "nolabels", text=base.prompt.text, images=images)
-        add_sample(sample)
-        report.made["nolabels"][base.task] += 1
-
-
 def second_zoom(view: View, roads: RoadGraph, extract: Any) -> View | None:
     """The same centre, markers and paths at zoom - 1 (if at least 15), else zoom + 1 (if at
     most 19), where the markers and paths stay ``MARGIN_PX`` inside the image, the view inside
@@ -338,25 +292,31 @@ def _redrawn(
     add_sample: Callable[[Sample], None],
     progress: bool,
 ) -> None:
-    """``zoom`` and ``lang:XX``: each place drawn again (at a second zoom, or by an engine that
-    writes labels in the language), each question's truth recomputed from that drawing
-    (``TaskSpec.view_truth``; kept where the task has none), and the views that keep at
-    least one question rendered."""
+    """``nolabels``, ``zoom`` and ``lang:XX``: each place drawn again (without labels, at a
+    second zoom, or by an engine that writes labels in the language), each question's truth
+    recomputed from that drawing (``TaskSpec.view_truth``; kept where the task has none;
+    under ``nolabels`` a question that needs labels keeps it and is flagged unanswerable),
+    and the views that keep at least one question rendered."""
     tag = variant_tag(variant)
+    views: dict[str, Any] = {}
     if variant == "zoom":
         drawer = engine
-        views: dict[str, Any] = {}
         for item in items:
             vid = item.plan.view.id
             if vid not in views:
                 views[vid] = second_zoom(item.plan.view, roads, engine.extract)
     else:
-        drawer = engine.in_language(variant.partition(":")[2])
-        views = {
-            item.plan.view.id: replace(item.plan.view, id=f"{item.plan.view.id}@{tag}")
-            for item in items
-        }
-    kept: list[tuple[BaseItem, Any, dict[str, Any]]] = []
+        if variant == "nolabels":
+            from maps.style_variants import without_labels
+
+            drawer = engine.restyled(without_labels(engine.style))
+        else:
+            drawer = engine.in_language(variant.partition(":")[2])
+        for item in items:
+            views.setdefault(
+                item.plan.view.id, replace(item.plan.view, id=f"{item.plan.view.id}@{tag}")
+            )
+    kept: list[tuple[BaseItem, Any, dict[str, Any], bool]] = []
     shares: dict[str, Any] = {}
     for item in items:
         base, spec = item.sample, spec_of(item.sample.task)
@@ -364,27 +324,36 @@ def _redrawn(
         if view is None:
             report._leave_out(variant, base.task, "no_second_zoom")
             continue
-        truth = base.ground_truth
-        if spec.view_truth is not None:
+        truth, answerable = base.ground_truth, True
+        if (
+            variant == "nolabels"
+            and spec.needs_labels is not None
+            and spec.needs_labels(item.question)
+        ):
+            answerable = False
+            report.unanswerable.setdefault(variant, Counter())[base.task] += 1
+        elif spec.view_truth is not None:
             truth = spec.view_truth(item.plan, item.question, drawer, view)
             if isinstance(truth, str):
                 report._leave_out(variant, base.task, truth)
                 continue
-        extra: dict[str, Any] = {"zoom": view.zoom}
-        if variant != "zoom":
+        extra: dict[str, Any] = {}
+        if variant == "zoom":
+            extra = {"zoom": view.zoom}
+        elif variant != "nolabels":
             from maps.style_variants import translated_share
 
             if view.id not in shares:
                 shares[view.id] = translated_share(drawer, view)
             extra = {"translated_share": shares[view.id]}
-        kept.append((item, truth, extra))
-    wanted = {item.plan.view.id: views[item.plan.view.id] for item, _, _ in kept}
+        kept.append((item, truth, extra, answerable))
+    wanted = {item.plan.view.id: views[item.plan.view.id] for item, *_ in kept}
     shots = drawer.render_many(list(wanted.values()), progress=progress)
     paths = {
         vid: add_image(f"{view.id}.png", shot.png)
         for (vid, view), shot in zip(wanted.items(), shots, strict=True)
     }
-    for item, truth, extra in kept:
+    for item, truth, extra, answerable in kept:
         base = item.sample
         sample = _variant_sample(
             base,
@@ -392,6 +361,7 @@ def _redrawn(
             text=base.prompt.text,
             images=[paths[item.plan.view.id]],
             truth=truth,
+            answerable=answerable,
             metadata=extra,
         )
         add_sample(sample)
