@@ -4,6 +4,7 @@ Mapnik floor of the maps each build made; or the wall time of a CartoMapQA-sized
     python benchmarks/build.py [--extract FILE] [--per-task 6] [--carto-files DIR]
     python benchmarks/build.py --cartomapqa [--extract FILE] [--workers 2]
         [--clip-checkpoint FILE | --clip-random-weights]
+    python benchmarks/build.py --variants [--extract FILE] [--per-task 6]
 
 One run, one table.  The road graph is built once from a cold cache (its time is the
 "graph" line); each task is then built on its own with the same engine, so its time splits
@@ -25,6 +26,11 @@ left out and the note says so).  It is one build with a count per task (``--per-
 srn=278,...``; MTMF is asked on the first 150 of the views the STMF tasks share), so
 ``--workers`` samples the view groups side by side; it prints the wall time, each task's
 counts and the stage split.  It is long: run it once.
+
+``--variants`` measures what paired variants cost (``cartoqa build --variants``): the seven
+view tasks built twice with the same engine, seed and counts, each from a cold tile cache,
+once without variants and once with every variant a build makes; it prints both wall times,
+the variants' own stage, the copies each variant made, and the ratio of the two builds.
 """
 
 from __future__ import annotations
@@ -127,6 +133,52 @@ def navigation(args: argparse.Namespace, carto: Path | None) -> None:
     )
 
 
+#: the tasks the variants benchmark builds: every map task made from an extract's views
+VIEW_TASKS = ["srn", "rle", "mml", "stmf_presence", "stmf_count", "stmf_names", "mtmf"]
+
+
+def variants(args: argparse.Namespace, carto: Path | None) -> None:
+    from cartoqa.tasks.variants.apply import BUILT
+
+    asked = list(BUILT)
+    runs = []
+    with tempfile.TemporaryDirectory() as tmp:
+        cache = Path(tmp) / "cache"
+        engine = MapEngine(args.extract, carto_files=carto, cache=cache)
+        load_road_graph(engine.extract, cache=cache)
+        for name, which in (("base", []), ("variants", asked)):
+            engine.tiles.folder = Path(tmp) / f"tiles-{name}"  # a cold tile cache each
+            t0 = time.perf_counter()
+            report = build_dataset(
+                Path(tmp) / name,
+                engine=engine,
+                cache=cache,
+                carto_files=carto,
+                tasks=VIEW_TASKS,
+                per_task=args.per_task,
+                seed=args.seed,
+                variants=which,
+                progress=False,
+            )
+            runs.append((name, report, time.perf_counter() - t0))
+    (_, base, t_base), (_, var, t_var) = runs
+    n_base = sum(base.samples.values())
+    made = var.variants.get("made", {})
+    print(
+        f"{args.extract.name}: {len(VIEW_TASKS)} view tasks, {args.per_task} each, seed {args.seed}"
+    )
+    print(f"{'build':<10}{'samples':>9}{'seconds':>9}{'variants stage':>16}")
+    print("-" * 44)
+    print(f"{'base':<10}{n_base:>9}{t_base:>9.1f}{'-':>16}")
+    n_var = n_base + sum(sum(c.values()) for c in made.values())
+    print(f"{'variants':<10}{n_var:>9}{t_var:>9.1f}{var.seconds.get('variants', 0.0):>16.1f}")
+    print("copies made: " + ", ".join(f"{v} {sum(c.values())}" for v, c in made.items()))
+    print(
+        f"the build with {', '.join(asked)} took {t_var / t_base:.2f}x the base build's time "
+        f"for {n_var / n_base:.2f}x its samples (one run; each from a cold tile cache)"
+    )
+
+
 def cartomapqa(args: argparse.Namespace, carto: Path | None) -> None:
     with_mfs = bool(args.clip_checkpoint or args.clip_random_weights)
     counts = {
@@ -200,9 +252,15 @@ def main() -> None:
     ap.add_argument(
         "--scale", type=float, default=1.0, help="with --cartomapqa: this share of the counts"
     )
+    ap.add_argument(
+        "--variants", action="store_true", help="what paired variants add to a build instead"
+    )
     args = ap.parse_args()
     carto = args.carto_files if args.carto_files.is_dir() else None
-    if args.cartomapqa:
+    if args.variants:
+        args.extract = args.extract or OSM / "monaco.osm.pbf"
+        variants(args, carto)
+    elif args.cartomapqa:
         args.extract = args.extract or OSM / "vancouver.osm.pbf"
         cartomapqa(args, carto)
     else:
