@@ -204,12 +204,16 @@ def test_tiles_of_the_two_styles_are_cached_apart_and_the_base_tiles_stay(monaco
     # the base engine's tiles, boxes and style are byte for byte what they were
     assert _snapshot(base.tiles.folder / "17") == monaco_pair["tiles_before"]
     assert _snapshot(base.style.folder) == monaco_pair["style_before"]
-    tiles = [p for p in monaco_pair["tiles_before"] if p.endswith(".png")]
+    # (the tile cache is shared by the whole test session: either folder may hold tiles of
+    # other tests' views, so the two are compared on the tiles both hold)
     mine = _snapshot(plain.tiles.folder / "17")
-    assert set(tiles) <= set(mine)
+    tiles = sorted(p for p in mine if p.endswith(".png") and p in monaco_pair["tiles_before"])
+    assert len(tiles) >= 4  # the view's tiles, in both styles
     assert sum(mine[p] != monaco_pair["tiles_before"][p] for p in tiles) > len(tiles) // 2
     # the no-labels metatiles place far fewer boxes (icons only); the base ones stay
-    metas = sorted(p for p in mine if p.endswith(".boxes.json"))
+    metas = sorted(
+        p for p in mine if p.endswith(".boxes.json") and p in monaco_pair["tiles_before"]
+    )
     assert metas
     for p in metas:
         assert len(json.loads(mine[p])) < 0.5 * len(json.loads(monaco_pair["tiles_before"][p]))
