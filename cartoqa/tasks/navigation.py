@@ -72,7 +72,6 @@ And those of issue 26 (an outside audit's debatable truths):
 
 from __future__ import annotations
 
-import itertools
 import math
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -86,35 +85,37 @@ from cartoqa.geodesy import (
     turn_action,
 )
 from cartoqa.records import (
-    LabelBox,
     NumberTruth,
     RoadPairTruth,
-    RouteLeg,
     RouteTruth,
     Sample,
     number_text,
 )
-from maps import Marker, View
+from maps import Marker
 from maps.drawn_roads import ARROWS_PX, HIDDEN_PX
-from maps.labels import MARKER_BOX
 from maps.projection import metres_per_pixel
 from maps.routes import (
     NEAR_TIE_SHARE,
     RouteError,
-    edge_coords,
-    end_bearings,
     near_tie,
     road_network,
-    road_reach,
     shortest_route,
 )
 
-from .views import Plan, Question, Reject, ViewSampler, view_bounds, view_pixels
+from .road_checks import (
+    MIN_LEG_PX,
+    RENAME_M,
+    check_label_reaches,
+    check_renamed_nearby,
+    visible_legs,
+)
+from .views import Plan, Question, Reject, ViewSampler, view_bounds
 
 __all__ = [
     "AMBIGUOUS_TURN_DEG",
     "MIN_LEG_PX",
     "NAVIGATION_TASKS",
+    "RENAME_M",
     "ambiguous_turn",
     "attempt_mml",
     "attempt_rle",
@@ -124,18 +125,8 @@ __all__ = [
 
 NAVIGATION_TASKS = ("srn", "rle", "mml")
 FEET_PER_M = 1 / 0.3048
-#: the shortest leg an SRN route may have on the image: a little more than a marker icon is
-#: wide (35 px) and about five letters of a road label; the audit's unreadable legs were
-#: 3-28 px (2.8 m at zoom 17 to 6.4 m at zoom 19)
-MIN_LEG_PX = 40.0
 #: two MML junctions with the same pair of names closer than this are one place
 SAME_JUNCTION_M = 60.0
-#: an MML road that takes another name this close to its junction (metres along it), where
-#: that name's label is nearer the marker than the road's own, makes no fair question
-RENAME_M = 20.0
-#: a road's label names it at an MML junction when the label's centre lies this close (px) to
-#: the stretch a reader follows from the marker (``maps.routes.road_reach``)
-LABEL_ON_ROAD_PX = 12.0
 #: an SRN turn whose change of heading lies this close to one of the action thresholds
 #: (40, 140, 220, 320 degrees) could be read either way by a careful person: rejected
 AMBIGUOUS_TURN_DEG = 10.0
@@ -309,8 +300,8 @@ def attempt_mml(sampler: ViewSampler, colour: str) -> Plan:
     ]:
         ways[d["road"]] |= sampler.edge_ways([(u, v, k)])
     labels = sampler.labels_drawn(view, ways, {})  # nearest the marker, on the junction
-    _check_renamed_nearby(sampler, node, names, view, labels)
-    _check_label_reaches(sampler, node, names, view)
+    check_renamed_nearby(sampler.g, sampler.shown, node, names, view, labels)
+    check_label_reaches(sampler.g, sampler.shown, node, names, view)
     sampler.labels.keep_tiles(view)  # accepted: its tiles come from the label check's renders
     junctions.asked.append((tuple(names), *at))
     sampler.placed("mml", node)
@@ -326,96 +317,6 @@ def attempt_mml(sampler: ViewSampler, colour: str) -> Plan:
     )
 
 
-def _renamed_nearby(sampler: ViewSampler, node: int, names: list[str]) -> dict[str, set[str]]:
-    """For each road at the junction, the other names it takes within ``RENAME_M`` metres of
-    the junction along itself (its stretch goes on, within 45 degrees, under another name
-    that is not one of ``names``)."""
-    found: dict[str, set[str]] = defaultdict(set)
-    # (node reached, road followed, metres from the junction, heading arriving there)
-    todo = [(v, road, length, end) for v, road, length, _, end in _stretches(sampler, node)]
-    seen: set[tuple[int, str | None]] = {(node, n) for n in names}
-    while todo:
-        at, road, dist, heading = todo.pop()
-        if road is None or dist > RENAME_M or (at, road) in seen:
-            continue
-        seen.add((at, road))
-        for v, other, length, start, end in _stretches(sampler, at):
-            turn = (start - heading) % 360.0
-            if v == node or min(turn, 360.0 - turn) > 45.0:
-                continue
-            if other == road:
-                todo.append((v, road, dist + length, end))
-            elif other is not None and other not in names:
-                found[road].add(other)
-    return found
-
-
-def _stretches(
-    sampler: ViewSampler, node: int
-) -> list[tuple[int, str | None, float, float, float]]:
-    """The road stretches from ``node``, driven or not: (next node, road, metres, heading
-    leaving ``node``, heading arriving at the next node), one-way streets both ways."""
-    g = sampler.g
-    out = []
-    for u, v, k, d in g.out_edges(node, keys=True, data=True):
-        start, end = end_bearings(edge_coords(g, u, v, k))
-        out.append((v, d["road"], float(d.get("length", 0.0)), start, end))
-    for u, v, k, d in g.in_edges(node, keys=True, data=True):
-        if g.has_edge(v, u):
-            continue  # a two-way street: its other direction is above
-        start, end = end_bearings(edge_coords(g, u, v, k)[::-1])
-        out.append((u, d["road"], float(d.get("length", 0.0)), start, end))
-    return out
-
-
-def _check_renamed_nearby(
-    sampler: ViewSampler, node: int, names: list[str], view: View, labels: dict[str, LabelBox]
-) -> None:
-    """Reject the junction where a road at it takes another name within ``RENAME_M``
-    metres and that other name's label is nearer the marker than the road's own
-    (issue 26, Reno mml-0001: a reader names the nearer label)."""
-    renamed = _renamed_nearby(sampler, node, names)
-    if not renamed:
-        return
-    (mx, my), *_ = view_pixels(view.center, view.zoom, [sampler.latlon(node)])
-
-    def distance(box: tuple[float, ...]) -> float:
-        return math.hypot((box[0] + box[2]) / 2 - mx, (box[1] + box[3]) / 2 - my)
-
-    shown = sampler.shown
-    for road, others in renamed.items():
-        own = distance(labels[road].box) if road in labels else math.inf
-        for w, boxes in shown.visible.items():
-            if shown.name_of.get(w) in others and any(distance(b) < own for b in boxes):
-                raise Reject("name_changes_near_junction")
-
-
-def _check_label_reaches(sampler: ViewSampler, node: int, names: list[str], view: View) -> None:
-    """Reject the junction where a road's whole labels in the view all lie beyond a corner
-    at which another road joins it (``maps.routes.road_reach``): a reader following the
-    road from the marker meets the other road before any label of this one
-    (``label_beyond_corner``; the blind audit of issue 26, Sydney mml-0015)."""
-    shown = sampler.shown
-    for road in names:
-        lines = road_reach(sampler.g, node, road)
-        if not lines:
-            raise Reject("label_beyond_corner")
-        pts = [p for line in lines for p in line]
-        px = view_pixels(view.center, view.zoom, pts)
-        segments: list[tuple[tuple[float, float], tuple[float, float]]] = []
-        i = 0
-        for line in lines:
-            segments += list(itertools.pairwise(px[i : i + len(line)]))
-            i += len(line)
-        boxes = [b for w, bs in shown.visible.items() if shown.name_of.get(w) == road for b in bs]
-        if not any(
-            _segment_distance(((b[0] + b[2]) / 2, (b[1] + b[3]) / 2), a, c) <= LABEL_ON_ROAD_PX
-            for b in boxes
-            for a, c in segments
-        ):
-            raise Reject("label_beyond_corner")
-
-
 def _asked_here(sampler: ViewSampler, names: tuple[str, ...], at: tuple[float, float]) -> bool:
     """Whether an MML question was already asked of this pair of roads at (about) this
     place: the same node, or the other carriageway of the same crossing."""
@@ -423,53 +324,6 @@ def _asked_here(sampler: ViewSampler, names: tuple[str, ...], at: tuple[float, f
         n == names and float(distance_km(lat, lon, *at)) * 1000 < SAME_JUNCTION_M
         for n, lat, lon in _junctions(sampler).asked
     )
-
-
-def _segment_distance(
-    p: tuple[float, float], a: tuple[float, float], b: tuple[float, float]
-) -> float:
-    """The distance (px) from point ``p`` to the segment from ``a`` to ``b``."""
-    (px, py), (ax, ay), (bx, by) = p, a, b
-    dx, dy = bx - ax, by - ay
-    n = dx * dx + dy * dy
-    t = 0.0 if n == 0 else max(0.0, min(1.0, ((px - ax) * dx + (py - ay) * dy) / n))
-    return math.hypot(px - (ax + t * dx), py - (ay + t * dy))
-
-
-def visible_legs(graph: Any, route: Any, view: View) -> list[RouteLeg]:
-    """The route's legs as ``view`` shows them (node path, metres, pixels, shape).
-
-    Raises ``Reject("leg_too_short")`` when a leg is under ``MIN_LEG_PX`` on the
-    image, ``Reject("leg_under_marker")`` when one lies wholly under a marker's
-    icon: a person could not see that step.  Legs are never merged, so the truth
-    stays the road graph's, which connectivity scoring uses."""
-    actions = route.steps[1:-1:2]
-    if len(actions) != len(route.legs):  # a "continue straight" was dropped: not 1:1
-        raise Reject("leg_too_short")
-    markers_px = view_pixels(view.center, view.zoom, [(m.lat, m.lon) for m in view.markers])
-    out = []
-    for action, leg in zip(actions, route.legs, strict=True):
-        coords: list[tuple[float, float]] = []
-        for e in leg.edges:
-            c = edge_coords(graph, *e)
-            coords.extend(c if not coords else c[1:])
-        pts = view_pixels(view.center, view.zoom, coords)
-        length_px = float(sum(math.dist(p, q) for p, q in itertools.pairwise(pts)))
-        if length_px < MIN_LEG_PX:
-            raise Reject("leg_too_short")
-        if any(all(_under_icon(p, m) for p in pts) for m in markers_px):
-            raise Reject("leg_under_marker")
-        out.append(
-            RouteLeg(
-                action=action,
-                road=leg.road or "unnamed road",
-                nodes=[leg.edges[0][0], *(e[1] for e in leg.edges)],
-                length_m=round(leg.length_m, 2),
-                length_px=round(length_px, 1),
-                points_px=[(round(x, 1), round(y, 1)) for x, y in pts],
-            )
-        )
-    return out
 
 
 def ambiguous_turn(route: Any) -> bool:
@@ -482,12 +336,6 @@ def ambiguous_turn(route: Any) -> bool:
             return True
         heading = leg.heading_out
     return False
-
-
-def _under_icon(p: tuple[float, float], marker: tuple[float, float]) -> bool:
-    """Whether image point ``p`` lies under the icon of the marker standing at ``marker``."""
-    x0, y0, x1, y1 = MARKER_BOX
-    return marker[0] + x0 <= p[0] <= marker[0] + x1 and marker[1] + y0 <= p[1] <= marker[1] + y1
 
 
 def path_turns(coords: list[tuple[float, float]], zoom: int) -> tuple[int, float]:
@@ -535,6 +383,7 @@ def _register() -> None:
         route_score,
     )
 
+    from .navigation_views import mml_view_truth, srn_view_truth
     from .release.routes import (
         MML_FORM,
         RLE_FORM,
@@ -567,6 +416,7 @@ def _register() -> None:
             group_by=("zoom", "steps"),
             describe=describe_roads,
             needs_labels=_names_read,
+            view_truth=srn_view_truth,
         )
     )
     register_task(
@@ -612,6 +462,7 @@ def _register() -> None:
             release=MML_FORM,
             describe=describe_roads,
             needs_labels=_names_read,
+            view_truth=mml_view_truth,
         )
     )
 

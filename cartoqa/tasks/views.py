@@ -30,7 +30,7 @@ import numpy as np
 from cartoqa.records import GroundTruth, LabelBox
 from maps import HEIGHT_PX, WIDTH_PX, View
 from maps.drawn_roads import DrawnRoads
-from maps.labels import RoadLabels
+from maps.labels import RoadLabels, VisibleWays
 from maps.projection import metres_per_pixel, pixel_box, pixel_to_lat_lon, world_pixel
 from maps.roads import RoadGraph
 
@@ -44,7 +44,9 @@ __all__ = [
     "Question",
     "Reject",
     "ViewSampler",
+    "edge_ways",
     "fit_center",
+    "labels_drawn",
     "view_bounds",
     "view_pixels",
 ]
@@ -265,42 +267,58 @@ class ViewSampler:
         ways_of: dict[str, set[int]],
         near: dict[str, list[tuple[float, float]]],
     ) -> dict[str, LabelBox]:
-        """For each road, a whole label in the view, clear of the markers, carried by one of
-        the given OSM ways (the road's ways on the route or at the junction): a sidewalk or a
-        square of the same name does not count.  Of several, the one nearest the road's
-        points in ``near`` (its leg, or the junction) is kept as the evidence."""
-        markers_px = view_pixels(view.center, view.zoom, [(m.lat, m.lon) for m in view.markers])
-        shown = self.labels.ways(view, markers_px)
-        self.shown = shown
-        found: dict[str, LabelBox] = {}
-        for road, ways in sorted(ways_of.items()):
-            points = near.get(road) or markers_px
-
-            def distance(box: tuple[float, ...], pts: list = points) -> float:
-                cx, cy = (box[0] + box[2]) / 2, (box[1] + box[3]) / 2
-                return min(math.hypot(cx - x, cy - y) for x, y in pts)
-
-            hits = sorted(
-                (distance(tuple(box)), w, tuple(box))
-                for w in ways
-                for box in shown.visible.get(w, [])
-            )
-            if not hits:
-                raise Reject("road_name_not_drawn")
-            _, w, box = hits[0]
-            x0, y0, x1, y1 = (round(float(v), 1) for v in box)
-            found[road] = LabelBox(road=road, osm_id=w, box=(x0, y0, x1, y1))
+        """``labels_drawn`` with the sampler's ``RoadLabels``; the labels the view showed are
+        kept in ``shown`` for the checks that follow."""
+        found, self.shown = labels_drawn(self.labels, view, ways_of, near)
         return found
 
     def edge_ways(self, edges: Iterable[tuple[int, int, int]]) -> set[int]:
-        """The OSM way ids of road-graph edges (osmnx keeps a list where it joined ways)."""
-        out: set[int] = set()
-        for e in edges:
-            osmid = self.g.edges[e].get("osmid")
-            for w in osmid if isinstance(osmid, list) else [osmid]:
-                if w is not None:
-                    out.add(int(w))
-        return out
+        """The OSM way ids of road-graph edges (``edge_ways``)."""
+        return edge_ways(self.g, edges)
+
+
+def labels_drawn(
+    labels: RoadLabels,
+    view: View,
+    ways_of: dict[str, set[int]],
+    near: dict[str, list[tuple[float, float]]],
+) -> tuple[dict[str, LabelBox], VisibleWays]:
+    """For each road, a whole label in the view, clear of the markers, carried by one of the
+    given OSM ways (the road's ways on the route or at the junction): a sidewalk or a square
+    of the same name does not count.  Of several, the one nearest the road's points in
+    ``near`` (its leg, or the junction) is kept as the evidence.  Returns those labels and
+    every label the view shows (``RoadLabels.ways``); raises ``Reject("road_name_not_drawn")``
+    where a road has none."""
+    markers_px = view_pixels(view.center, view.zoom, [(m.lat, m.lon) for m in view.markers])
+    shown = labels.ways(view, markers_px)
+    found: dict[str, LabelBox] = {}
+    for road, ways in sorted(ways_of.items()):
+        points = near.get(road) or markers_px
+
+        def distance(box: tuple[float, ...], pts: list = points) -> float:
+            cx, cy = (box[0] + box[2]) / 2, (box[1] + box[3]) / 2
+            return min(math.hypot(cx - x, cy - y) for x, y in pts)
+
+        hits = sorted(
+            (distance(tuple(box)), w, tuple(box)) for w in ways for box in shown.visible.get(w, [])
+        )
+        if not hits:
+            raise Reject("road_name_not_drawn")
+        _, w, box = hits[0]
+        x0, y0, x1, y1 = (round(float(v), 1) for v in box)
+        found[road] = LabelBox(road=road, osm_id=w, box=(x0, y0, x1, y1))
+    return found, shown
+
+
+def edge_ways(graph: Any, edges: Iterable[tuple[int, int, int]]) -> set[int]:
+    """The OSM way ids of road-graph edges (osmnx keeps a list where it joined ways)."""
+    out: set[int] = set()
+    for e in edges:
+        osmid = graph.edges[e].get("osmid")
+        for w in osmid if isinstance(osmid, list) else [osmid]:
+            if w is not None:
+                out.add(int(w))
+    return out
 
 
 def fit_center(
