@@ -703,14 +703,17 @@ def counts_by_name(question: Question) -> bool:
     return ftype is not None and "line" in FEATURE_TYPES[ftype].geometries
 
 
-def view_truth(plan: Plan, question: Question, engine: MapEngine, view: View) -> GroundTruth | str:
+def view_truth(
+    plan: Plan, question: Question, engine: MapEngine, view: View, roads: Any = None
+) -> GroundTruth | str:
     """The four map-feature tasks (``TaskSpec.view_truth``): the question's truth for ``view``
     (the same place, perhaps at another zoom: the ``zoom`` variant) asked of the same type,
     recomputed from what ``engine`` draws of it (perhaps restyled: ``nolabels``; perhaps
     writing names in another language: ``lang:XX``, ``MapEngine.in_language``) by the code
     the generator's truths come from (``feature_labels(engine)``, ``drawn_features``,
     ``tally`` and the truths ``attempt_map_features`` makes of them); with the engine and view
-    the question was planned on it is the question's own truth, byte for byte.
+    the question was planned on it is the question's own truth, byte for byte.  ``roads``
+    (the extract's road graph, which the navigation tasks use) is not read.
 
     Names are the labels that engine writes (in its language, each object's ``name`` where it
     has none in it); counts are recomputed too: another zoom draws other icons and labels (the

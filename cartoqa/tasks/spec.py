@@ -170,9 +170,10 @@ class TaskSpec:
     asked of them there).  None: no question of the task needs labels."""
     view_truth: Callable[..., Any] | None = None
     """A variant that draws the question's place again, with another style (``nolabels``,
-    ``lang:XX``) or at another zoom (``zoom``): ``(plan, question, engine, view) ->
+    ``lang:XX``) or at another zoom (``zoom``): ``(plan, question, engine, view, roads) ->
     GroundTruth | str``, the question's truth recomputed from what ``engine`` draws of
-    ``view`` (a ``maps.View`` of the same place and markers), or a reason (a word such as
+    ``view`` (a ``maps.View`` of the same place and markers; ``roads`` the extract's
+    ``maps.roads.RoadGraph``), or a reason (a word such as
     "road_name_not_drawn") where it cannot be kept, and the item is left out of that variant
     and counted.  With the engine and view the question was planned on it gives the
     question's own truth.  The attribute None: the task's truths do not depend on the style
