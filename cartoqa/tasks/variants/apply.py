@@ -18,20 +18,22 @@ copy asked under one change (``names``: its id "<base>@<tag>", metadata ``varian
   (``TaskSpec.needs_labels``) keeps its truth and is flagged ``answerable: false``; a task
   whose truth follows what the style draws (``TaskSpec.view_truth``) gets the truth of
   the new render, and a question whose truth cannot be recomputed is left out (counted);
-- ``zoom``: the same centre, markers and paths at a second zoom (``second_zoom``: zoom - 1,
-  else zoom + 1), each truth recomputed from that drawing (``TaskSpec.view_truth``: the
-  names the answer needs must still be drawn, the features counted again); metadata
-  ``zoom`` is the new zoom;
+- ``zoom``: the same place at a second zoom (``second_zooms``: zoom - 1, else zoom + 1, the
+  centre kept where the markers and paths still fit, else moved as little as they need),
+  each truth recomputed from that drawing (``TaskSpec.view_truth``: the names the answer
+  needs must still be drawn, the features counted again); of the two zooms, the first that
+  keeps every truth of the view (else the one that keeps most); metadata ``zoom`` is the
+  new zoom;
 - ``lang:XX``: the same view drawn with every label from ``name:XX`` where the object has
   it, else ``name`` (``maps.MapEngine.in_language``); each truth recomputed from that
   drawing (road and feature names in the language); metadata ``translated_share``, the
   share of the view's named objects that have ``name:XX``
   (``maps.style_variants.translated_share``).
 
-``zoom`` and ``lang:XX`` are written here and the map-feature tasks recompute their truths
-for them (``TaskSpec.view_truth``), but SRN and MML do not yet (their names must be checked
-as drawn on the new drawing), so ``BUILT`` leaves both out and a build that asks for them is
-refused before any work.
+Under ``zoom`` and ``lang:XX`` every map task but RLE recomputes its truths
+(``TaskSpec.view_truth``: ``cartoqa.tasks.poi``, ``cartoqa.tasks.navigation_views``); RLE's
+length does not depend on the drawing.  A copy's other metadata (a feature question's
+``count`` and ``flags``, SRN's ``steps``) describe its base view.
 
 A task without ``describe`` has no text twin, and a question whose truth cannot be kept
 under a variant has no copy under it: both are counted under ``left_out`` with the reason.
@@ -62,7 +64,7 @@ __all__ = ["BUILT", "BaseItem", "VariantReport", "check_buildable", "make_varian
 
 #: the variants a build makes now, in the order their samples are written ("lang:XX" for
 #: every language code)
-BUILT = ("text", "image+text", "coords", "greyscale", "nolabels")
+BUILT = ("text", "image+text", "coords", "greyscale", "nolabels", "zoom", "lang:XX")
 
 
 @dataclass(frozen=True)
@@ -111,8 +113,8 @@ def check_buildable(variants: Sequence[str]) -> None:
     ]
     if later:
         raise CartoqaError(
-            f"--variants {','.join(later)}: not built yet (language labels and zoom pairs are "
-            f"coming); build some of {', '.join(BUILT)}"
+            f"--variants {','.join(later)}: no such variant; build some of "
+            f"{', '.join(BUILT)} (lang:XX with an OSM language code, e.g. lang:de)"
         )
 
 
@@ -246,39 +248,76 @@ def greyscale(png: bytes) -> bytes:
     return buf.getvalue()
 
 
-def second_zoom(view: View, roads: RoadGraph, extract: Any) -> View | None:
-    """The same centre, markers and paths at zoom - 1 (if at least 15), else zoom + 1 (if at
-    most 19), where the markers and paths stay ``MARGIN_PX`` inside the image, the view inside
-    the extract and at most ``MAX_BLANK_SHARE`` of it past the data's edge (the rules every
-    base view keeps); None where neither zoom does.  Its id is the view's with "@zoom"."""
+def second_zooms(view: View, roads: RoadGraph, extract: Any) -> list[View]:
+    """The same place at zoom - 1 (if at least 15), then at zoom + 1 (if at most 19), each
+    where the rules every base view keeps allow it: the markers and paths ``MARGIN_PX`` inside
+    the image, the view inside the extract and at most ``MAX_BLANK_SHARE`` of it past the
+    data's edge.  The view keeps its centre where it can; else it moves as little as those
+    rules need (a marker off-centre leaves the image when the zoom doubles its offset).  Each
+    has the view's id with "@zoom"."""
     from maps import HEIGHT_PX, WIDTH_PX
+    from maps.projection import pixel_to_lat_lon, world_pixel
 
-    from ..views import MARGIN_PX, MAX_BLANK_SHARE, view_bounds, view_pixels
+    from ..views import MARGIN_PX, MAX_BLANK_SHARE, view_bounds
 
     points = [(m.lat, m.lon) for m in view.markers] + [
         p for path in view.paths for p in path.points
     ]
+    out = []
     for zoom in (view.zoom - 1, view.zoom + 1):
         if not 15 <= zoom <= 19:
             continue
-        px = view_pixels(view.center, zoom, points)
-        if any(
-            not (MARGIN_PX <= x <= WIDTH_PX - MARGIN_PX and MARGIN_PX <= y <= HEIGHT_PX - MARGIN_PX)
-            for x, y in px
-        ):
-            continue
-        bounds = view_bounds(view.center, zoom)
-        s, w, n, e = bounds
+        # the centres (world pixels) that keep every point inside the margin and the view
+        # inside the extract: a box; the view's own centre moved into it, as little as can be
+        px = [world_pixel(lat, lon, zoom) for lat, lon in points]
+        half_w, half_h = WIDTH_PX / 2 - MARGIN_PX, HEIGHT_PX / 2 - MARGIN_PX
         es, ew, en, ee = extract.bounds
-        if s < es or w < ew or n > en or e > ee:
+        ex0, ey0 = world_pixel(en, ew, zoom)
+        ex1, ey1 = world_pixel(es, ee, zoom)
+        lo_x = max([ex0 + WIDTH_PX / 2, *(x - half_w for x, _ in px)])
+        hi_x = min([ex1 - WIDTH_PX / 2, *(x + half_w for x, _ in px)])
+        lo_y = max([ey0 + HEIGHT_PX / 2, *(y - half_h for _, y in px)])
+        hi_y = min([ey1 - HEIGHT_PX / 2, *(y + half_h for _, y in px)])
+        if lo_x > hi_x or lo_y > hi_y:
             continue
+        cx, cy = world_pixel(*view.center, zoom)
+        center = view.center
+        if not (lo_x <= cx <= hi_x and lo_y <= cy <= hi_y):
+            center = pixel_to_lat_lon(min(max(cx, lo_x), hi_x), min(max(cy, lo_y), hi_y), zoom)
+        bounds = view_bounds(center, zoom)
         blank = max(
             1.0 - roads.data_share(bounds, extract.bounds), 1.0 - extract.covered_share(bounds)
         )
         if blank > MAX_BLANK_SHARE:
             continue
-        return replace(view, zoom=zoom, id=f"{view.id}@zoom")
-    return None
+        out.append(replace(view, center=center, zoom=zoom, id=f"{view.id}@zoom"))
+    return out
+
+
+def _truths(
+    group: Sequence[BaseItem],
+    view: Any,
+    variant: str,
+    drawer: MapEngine,
+    roads: RoadGraph,
+    spec_of: Callable[[str], Any],
+) -> list[tuple[Any, bool]]:
+    """Each item's truth for ``view`` drawn by ``drawer`` (or the reason it has none), and
+    whether it can be answered (``nolabels``: not where it needs labels read)."""
+    out: list[tuple[Any, bool]] = []
+    for item in group:
+        spec = spec_of(item.sample.task)
+        if (
+            variant == "nolabels"
+            and spec.needs_labels is not None
+            and spec.needs_labels(item.question)
+        ):
+            out.append((item.sample.ground_truth, False))
+        elif spec.view_truth is not None:
+            out.append((spec.view_truth(item.plan, item.question, drawer, view, roads), True))
+        else:
+            out.append((item.sample.ground_truth, True))
+    return out
 
 
 def _redrawn(
@@ -298,48 +337,58 @@ def _redrawn(
     under ``nolabels`` a question that needs labels keeps it and is flagged unanswerable),
     and the views that keep at least one question rendered."""
     tag = variant_tag(variant)
-    views: dict[str, Any] = {}
     if variant == "zoom":
         drawer = engine
-        for item in items:
-            vid = item.plan.view.id
-            if vid not in views:
-                views[vid] = second_zoom(item.plan.view, roads, engine.extract)
-    else:
-        if variant == "nolabels":
-            from maps.style_variants import without_labels
+    elif variant == "nolabels":
+        from maps.style_variants import without_labels
 
-            drawer = engine.restyled(without_labels(engine.style))
+        drawer = engine.restyled(without_labels(engine.style))
+    else:
+        drawer = engine.in_language(variant.partition(":")[2])
+    groups: dict[str, list[BaseItem]] = {}
+    for item in items:
+        groups.setdefault(item.plan.view.id, []).append(item)
+    # per view: the drawing its copies are asked on, each item's truth there (or why none)
+    chosen: dict[str, Any] = {}
+    truths: dict[int, tuple[Any, bool]] = {}
+    for vid, group in groups.items():
+        view = group[0].plan.view
+        if variant == "zoom":
+            candidates = second_zooms(view, roads, engine.extract)
         else:
-            drawer = engine.in_language(variant.partition(":")[2])
-        for item in items:
-            views.setdefault(
-                item.plan.view.id, replace(item.plan.view, id=f"{item.plan.view.id}@{tag}")
-            )
+            candidates = [replace(view, id=f"{vid}@{tag}")]
+        best: tuple[int, Any, list[tuple[Any, bool]]] | None = None
+        for candidate in candidates:  # zoom: the first zoom that keeps every truth, else
+            got = _truths(group, candidate, variant, drawer, roads, spec_of)  # the most
+            n_kept = sum(not isinstance(t, str) for t, _ in got)
+            if best is None or n_kept > best[0]:
+                best = (n_kept, candidate, got)
+            if n_kept == len(group):
+                break
+        if best is None:
+            for item in group:
+                report._leave_out(variant, item.sample.task, "no_second_zoom")
+            continue
+        chosen[vid] = best[1]
+        for item, found in zip(group, best[2], strict=True):
+            truths[id(item)] = found
     kept: list[tuple[BaseItem, Any, dict[str, Any], bool]] = []
     shares: dict[str, Any] = {}
     for item in items:
-        base, spec = item.sample, spec_of(item.sample.task)
-        view = views[item.plan.view.id]
-        if view is None:
-            report._leave_out(variant, base.task, "no_second_zoom")
+        base = item.sample
+        if item.plan.view.id not in chosen:
             continue
-        truth, answerable = base.ground_truth, True
-        if (
-            variant == "nolabels"
-            and spec.needs_labels is not None
-            and spec.needs_labels(item.question)
-        ):
-            answerable = False
+        view = chosen[item.plan.view.id]
+        truth, answerable = truths[id(item)]
+        if isinstance(truth, str):
+            report._leave_out(variant, base.task, truth)
+            continue
+        if not answerable:
             report.unanswerable.setdefault(variant, Counter())[base.task] += 1
-        elif spec.view_truth is not None:
-            truth = spec.view_truth(item.plan, item.question, drawer, view)
-            if isinstance(truth, str):
-                report._leave_out(variant, base.task, truth)
-                continue
         extra: dict[str, Any] = {}
         if variant == "zoom":
-            extra = {"zoom": view.zoom}
+            lat, lon = view.center
+            extra = {"zoom": view.zoom, "center_lat": round(lat, 7), "center_lon": round(lon, 7)}
         elif variant != "nolabels":
             from maps.style_variants import translated_share
 
@@ -347,7 +396,7 @@ def _redrawn(
                 shares[view.id] = translated_share(drawer, view)
             extra = {"translated_share": shares[view.id]}
         kept.append((item, truth, extra, answerable))
-    wanted = {item.plan.view.id: views[item.plan.view.id] for item, *_ in kept}
+    wanted = {item.plan.view.id: chosen[item.plan.view.id] for item, *_ in kept}
     shots = drawer.render_many(list(wanted.values()), progress=progress)
     paths = {
         vid: add_image(f"{view.id}.png", shot.png)
