@@ -126,3 +126,21 @@ def test_the_oracle_is_right_in_swedish_and_the_finnish_answer_is_not(built):
     ]
     assert differs
     assert not [s.id for s, sc in differs if sc.correct]
+
+
+def test_the_swedish_copies_export_to_their_own_hugging_face_configs(built, tmp_path, monkeypatch):
+    """Read back with the ``datasets`` library itself: a "lang:sv" copy is a config of its
+    own per task ("srn__lang_sv"), each row naming its variant and base."""
+    datasets = pytest.importorskip("datasets", reason="the export extra is not installed")
+    from cartoqa.exports.hf import export_hf
+
+    _, _, ds = built
+    monkeypatch.setattr(datasets.config, "HF_HUB_OFFLINE", True)
+    out = export_hf(ds, tmp_path / "hf").out
+    for task in ("srn", "mml"):
+        copies = [s for s in ds.samples if s.task == task and variant_of(s) == "lang:sv"]
+        rows = datasets.load_dataset(str(out), name=f"{task}__lang_sv", cache_dir=str(tmp_path))
+        rows = rows["test"]
+        assert rows["id"] == [s.id for s in copies]
+        assert set(rows["variant"]) == {"lang:sv"}
+        assert rows["base_id"] == [base_id(s) for s in copies]
