@@ -6,6 +6,7 @@ import typer
 
 from cartoqa import __version__
 
+from .answer import answer
 from .audit import audit
 from .build import build
 from .dataset import app as dataset_app
@@ -40,6 +41,7 @@ app.command()(score)
 app.command(name="score-release")(score_release)
 app.command(name="import-release")(import_release)
 app.command()(audit)
+app.command()(answer)
 app.command()(report)
 app.command()(tasks)
 app.command()(export)
