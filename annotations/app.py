@@ -272,6 +272,7 @@ def create_app(
     default_reviewer: str = "",
     export_dir: Path | None = None,
     hosts: tuple[str, ...] = (),
+    disputed: set[str] | frozenset[str] | None = None,
 ) -> TokenGate:
     """The review tool for ``dataset``, its decisions in ``store_path`` (opened when the
     app starts), behind ``/<token>/``, answering requests whose Host is an address,
@@ -301,7 +302,7 @@ def create_app(
             store_path, dataset, required=required, busy_timeout_s=BUSY_TIMEOUT_S
         )
         state["store"] = store
-        state["queue"] = ReviewQueue(dataset, store)
+        state["queue"] = ReviewQueue(dataset, store, disputed or ())
         yield
         store.close()
 
@@ -381,6 +382,7 @@ def create_app(
             "zoom": [str(z) for z in q.zooms],
             "reviewer": reviewers,
             "not_reviewer": reviewers,
+            "disputed": ["1"] if disputed is not None else [],
         }
         unknown = [
             f"No sample has {key.replace('_', ' ')} {value!r}."
@@ -401,6 +403,7 @@ def create_app(
             cities=q.cities,
             zooms=q.zooms,
             reviewers=reviewers,
+            with_runs=disputed is not None,
             unknown=unknown,
             disagreements=store().disagreements(),
             export_dir=str(export_dir) if export_dir else None,

@@ -12,7 +12,7 @@ the Label Studio import, writing the same store are seen at once.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, fields
 from typing import Any
 
@@ -48,6 +48,9 @@ class Filters:
     """Samples this reviewer decided on."""
     not_reviewer: str = ""
     """Samples this reviewer has not decided on."""
+    disputed: str = ""
+    """"1": only the samples people disputed (most of at least two answered them wrong,
+    ``cartoqa.reports.people.disputed_ids``), where the tool was started with runs."""
 
     @classmethod
     def from_query(cls, query: Mapping[str, str]) -> Filters:
@@ -81,8 +84,12 @@ class Row:
 class ReviewQueue:
     """A dataset's samples as the review tool lists them (module docstring)."""
 
-    def __init__(self, dataset: Dataset, store: DecisionStore) -> None:
+    def __init__(
+        self, dataset: Dataset, store: DecisionStore, disputed: Collection[str] = ()
+    ) -> None:
         self.dataset = dataset
+        self.disputed = frozenset(disputed)
+        """The sample ids people disputed (the ``disputed`` filter keeps these)."""
         self.store = store
         self.by_id = dataset.by_id()
         self.tasks = sorted({s.task for s in dataset})
@@ -93,8 +100,9 @@ class ReviewQueue:
         known = self.store.statuses()
         return [Row(s, *known.get(s.id, ("unreviewed", 0, []))) for s in self.dataset.samples]
 
-    @staticmethod
-    def matches(row: Row, f: Filters) -> bool:
+    def matches(self, row: Row, f: Filters) -> bool:
+        if f.disputed and row.sample.id not in self.disputed:
+            return False
         if f.task and row.sample.task != f.task:
             return False
         if f.status and row.status != f.status:

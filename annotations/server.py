@@ -32,6 +32,7 @@ def serve(
     reviewer: str = "",
     export_dir: Path | None = None,
     echo: Callable[[str], None] = print,
+    disputed: set[str] | None = None,
 ) -> None:
     """Serve the review tool until stopped; prints the address with its token."""
     from cartoqa.stores import load_dataset
@@ -56,6 +57,7 @@ def serve(
         default_reviewer=reviewer,
         export_dir=export_dir,
         hosts=tuple(hosts),
+        disputed=disputed,
     )
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)

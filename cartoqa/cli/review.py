@@ -72,6 +72,13 @@ def serve(
         Path | None,
         typer.Option(help="A folder the tool's Export button writes the reviewed dataset to."),
     ] = None,
+    runs_dir: Annotated[
+        Path | None,
+        typer.Option(
+            help="Where the run stores are: people's answers there ('cartoqa answer') add "
+            "the filter 'disputed by people' (samples most of their people answered wrong)."
+        ),
+    ] = None,
 ) -> None:
     """Start the review tool on DATASET: a local web app where you accept, correct or
     reject each sample's ground truth, one at a time, with its audit drawing.  Prints the
@@ -80,6 +87,15 @@ def serve(
     import getpass
 
     from annotations.server import loopback, serve
+
+    disputed: set[str] | None = None
+    if runs_dir is not None:
+        try:
+            disputed = _disputed(dataset, runs_dir)
+        except CartoqaError as exc:
+            typer.echo(f"error: {exc}", err=True)
+            raise typer.Exit(2) from None
+        typer.echo(f"{len(disputed)} sample(s) disputed by people (filter 'disputed by people')")
 
     if not reviewer and loopback(host):
         try:
@@ -96,10 +112,26 @@ def serve(
             reviewer=reviewer,
             export_dir=export_to,
             echo=lambda line: typer.echo(line, err=line.startswith("warning")),
+            disputed=disputed,
         )
     except CartoqaError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None
+
+
+def _disputed(dataset: Path, runs_dir: Path) -> set[str]:
+    """The ids of DATASET's samples people disputed, from the human runs under
+    ``runs_dir`` (``cartoqa.reports.people.disputed_ids``)."""
+    from cartoqa.reports.collect import score_runs
+    from cartoqa.reports.people import disputed_ids
+    from cartoqa.stores import load_dataset
+
+    if not runs_dir.is_dir():
+        raise CartoqaError(
+            f"--runs-dir {runs_dir}: no such folder; give the folder 'cartoqa run' and "
+            "'cartoqa answer' wrote their runs to"
+        )
+    return disputed_ids(score_runs(load_dataset(dataset), runs_dir).runs)
 
 
 @app.command()

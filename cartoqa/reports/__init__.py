@@ -9,6 +9,9 @@
 - ``paired``: where the dataset has paired variants ("srn-0004@text"), each variant's
   score against its base's on the same questions, the paired difference with a 95 %
   paired bootstrap interval, and a sentence saying what it shows;
+- ``people``: where some runs are people's ("human:NAME"), their pooled score, how far
+  they agree (Fleiss' kappa, or pairwise agreement within tolerance) and the items they
+  dispute;
 - ``plots``: the PNGs (matplotlib);
 - ``render``: report.md, report.html (self-contained), tables.csv, tables.json;
 - ``references.toml``: the published headline numbers, shown apart and labelled as
@@ -27,6 +30,7 @@ from cartoqa.errors import CartoqaError
 
 from .collect import ScoredRun, score_runs
 from .paired import PairedLine, paired_lines
+from .people import PeopleSummary, people_summary
 from .tables import run_label, task_of, task_reports, usage
 
 __all__ = ["Report", "build_report", "load_references"]
@@ -44,6 +48,8 @@ class Report:
     notes: list[str] = field(default_factory=list)
     paired: list[PairedLine] = field(default_factory=list)
     """The paired variants' lines (empty for a dataset without variants)."""
+    people: PeopleSummary | None = None
+    """The human runs' summary (None without human runs)."""
 
 
 def load_references(tasks: Sequence[str]) -> list[dict[str, Any]]:
@@ -106,6 +112,7 @@ def build_report(
         prev = use.get(label)
         use[label] = {k: _add(prev[k], v) for k, v in u.items()} if prev else u
     paired = paired_lines(runs, n_boot=bootstrap, seed=seed)
+    people = people_summary(runs, n_boot=bootstrap, seed=seed)
     plots = draw_plots(reports, runs, paired)
     tasks = sorted({task_of(t) for r in runs for t in r.scored})
     refs = load_references(tasks) if references else []
@@ -128,6 +135,7 @@ def build_report(
             "gps": {r.model: r.scores["gps"] for r in runs if "gps" in r.scores},
         },
         paired=paired,
+        people=people,
     )
     # the whole folder written beside and swapped in: it holds this report's files and no
     # other's, and a full disk (OSError) leaves an earlier report in ``out`` as it was
@@ -139,7 +147,7 @@ def build_report(
             write_atomic(stage / "plots" / name, png)
     files = {kind: out / name for kind, name in OUTPUTS.items()}
     plot_files = [out / "plots" / name for name in plots]
-    return Report(out, files, plot_files, runs, problems, notes, paired)
+    return Report(out, files, plot_files, runs, problems, notes, paired, people)
 
 
 def _add(a: Any, b: Any) -> Any:

@@ -4,7 +4,10 @@ value that is not a number is null).  Rendered to bytes here; ``build_report`` w
 with the plots, all at once.  A dataset with paired variants adds a "Paired variants"
 section (``paired``): its table, the note on how to read it and one sentence a line, in
 report.md and report.html, its lines in tables.csv (task: the variant's score key) and
-tables.json ("paired"); a dataset without variants gives none of it."""
+tables.json ("paired"); a dataset without variants gives none of it.  Human runs (model
+"human:NAME", ``people``) add a "People" section the same way: the pooled people score and
+the agreement among people per task, and the items people dispute; tables.json "people".
+A report without human runs is byte for byte what it was without this section."""
 
 from __future__ import annotations
 
@@ -21,9 +24,10 @@ from cartoqa.stores._files import json_text
 from cartoqa.tasks.variants import UNANSWERABLE
 
 from .paired import PairedLine
+from .people import PeopleSummary
 from .tables import LOWER_IS_BETTER, TaskReport
 
-__all__ = ["OUTPUTS", "PAIRED_HEADING", "render_outputs"]
+__all__ = ["OUTPUTS", "PAIRED_HEADING", "PEOPLE_HEADING", "render_outputs"]
 
 OUTPUTS = {
     "markdown": "report.md",
@@ -35,6 +39,8 @@ OUTPUTS = {
 
 PAIRED_HEADING = "Paired variants"
 PAIRED_ANCHOR = "paired-variants"
+PEOPLE_HEADING = "People"
+PEOPLE_ANCHOR = "people"
 
 
 def _f(v: Any) -> str:
@@ -88,12 +94,48 @@ def _paired_section(lines: Sequence[PairedLine], extra: dict[str, Any]) -> Secti
     return (PAIRED_HEADING, cols, rows, note, [x.sentence for x in lines])
 
 
+def _people_section(people: PeopleSummary, extra: dict[str, Any]) -> Section:
+    """The people's pooled score and agreement per task, and one sentence a disputed item."""
+    boot = extra.get("bootstrap") or {}
+    cols = ["task", "people (items answered)", "metric", "pooled people score [95 % CI]",
+            "answers", "agreement", "measure", "items shared"]  # fmt: skip
+    rows = []
+    for t in people.tasks:
+        metric = t.metric if t.row == "all" else f"{t.metric} ({t.row})"
+        who = ", ".join(f"{p} ({n})" for p, n in t.people.items())
+        agreement = "–" if t.measure == "not enough overlap" else _f(t.agreement)
+        rows.append([t.task, who, metric, _f(t.pooled) + _ci(t.interval), str(t.answers),
+                     agreement, t.measure, str(t.overlap)])  # fmt: skip
+    note = (
+        "Each person's answers are a run of model human:NAME and have their row in each "
+        "task's table above. The pooled people score is the headline metric over every "
+        "human answer together, with a 95 % bootstrap interval over items (an item's "
+        f"answers resampled together, {boot.get('resamples', '?')} times, seed "
+        f"{boot.get('seed', '?')}). Agreement is over the items at least two people "
+        "answered: Fleiss' kappa for categorical answers (every right answer one category, "
+        "each distinct wrong answer another; 1 is full agreement, 0 what chance gives), "
+        "the share of pairs of people within the task's tolerance of each other for "
+        "numbers; 'not enough overlap' where no item has two people. Disputed items, "
+        "listed below, are those most of their people (at least two) answered wrong: the "
+        "likeliest defects in the truth; check them in the review tool: 'cartoqa review "
+        "DATASET --runs-dir RUNS', filter 'disputed by people'."
+    )
+    sentences = [
+        f"disputed: {d.task} {d.sample_id}: truth {d.truth!r}; {d.wrong} of "
+        f"{len(d.answers)} people wrong; answered "
+        + "; ".join(f"{p}: {a!r}" for p, a in d.answers.items())
+        for d in people.disputed
+    ] or ["no item is disputed by people"]
+    return (PEOPLE_HEADING, cols, rows, note, sentences)
+
+
 def _sections(
     reports: Sequence[TaskReport],
     usage: dict[str, dict],
     references: list[dict],
     gps: dict[str, dict],
     paired: Section | None = None,
+    people: Section | None = None,
 ) -> list[Section]:
     """(heading, columns, rows, note, sentences) for every table of the report."""
     out: list[Section] = []
@@ -134,6 +176,8 @@ def _sections(
             out.append((heading, ["model", *values], brows, "", []))
     if paired is not None:
         out.append(paired)
+    if people is not None:
+        out.append(people)
     if gps:
         rows_ = list(next(iter(gps.values())))
         cols = ["model", *rows_]
@@ -182,12 +226,15 @@ def render_outputs(
     credits: list[str],
     extra: dict[str, Any],
     paired: Sequence[PairedLine] = (),
+    people: PeopleSummary | None = None,
 ) -> dict[str, bytes]:
     """The four outputs, file name (``OUTPUTS``) -> bytes; ``plots`` (file name -> PNG) are
     linked from ``plots/`` in the Markdown and inlined in the HTML; ``paired``: the paired
-    variants' lines (``paired.paired_lines``), their section only where there are some."""
+    variants' lines (``paired.paired_lines``), their section only where there are some;
+    ``people``: the human runs' summary (``people.people_summary``), None without any."""
     section = _paired_section(paired, extra) if paired else None
-    sections = _sections(reports, usage, references, extra.get("gps") or {}, section)
+    ps = _people_section(people, extra) if people is not None else None
+    sections = _sections(reports, usage, references, extra.get("gps") or {}, section, ps)
     credit = "; ".join(credits) or "Map data © OpenStreetMap contributors"
     # Markdown
     md = [f"# {title}", "", credit, ""]
@@ -215,7 +262,8 @@ def render_outputs(
         data = base64.b64encode(png).decode()
         parts.append(f"<p><img alt='{e(Path(name).stem)}' src='data:image/png;base64,{data}'></p>")
     for heading, cols, rows, note, sentences in sections:
-        anchor = f" id='{PAIRED_ANCHOR}'" if heading == PAIRED_HEADING else ""
+        anchors = {PAIRED_HEADING: PAIRED_ANCHOR, PEOPLE_HEADING: PEOPLE_ANCHOR}
+        anchor = f" id='{anchors[heading]}'" if heading in anchors else ""
         parts.append(f"<h2{anchor}>{e(heading)}</h2><table><tr>")
         parts += [f"<th>{e(c)}</th>" for c in cols]
         parts.append("</tr>")
@@ -254,6 +302,18 @@ def render_outputs(
             lo, hi = x.interval
             w.writerow([x.key, x.model, f"{kind}: difference{at}", x.metric, x.difference,
                         lo, hi])  # fmt: skip
+    if people is not None:  # rows "people: ..." under the score key; model "people"
+        for t in people.tasks:
+            at = "" if t.row == "all" else f" ({t.row})"
+            lo, hi = t.interval
+            w.writerow([t.task, "people", f"people: pooled{at}", t.metric, t.pooled, lo, hi])
+            w.writerow([t.task, "people", "people: answers", "n", t.answers, None, None])
+            w.writerow([t.task, "people", f"people: agreement ({t.measure})", "agreement",
+                        t.agreement, None, None])  # fmt: skip
+            w.writerow([t.task, "people", "people: items shared", "n", t.overlap, None, None])
+        for d in people.disputed:
+            w.writerow([d.task, "people", f"people: disputed {d.sample_id}", "wrong", d.wrong,
+                        None, None])  # fmt: skip
     files["tables.csv"] = fh.getvalue().encode("utf-8")
     # JSON: everything
     doc = {
@@ -285,5 +345,7 @@ def render_outputs(
     }
     if paired:
         doc["paired"] = [x.as_dict() for x in paired]
+    if people is not None:
+        doc["people"] = people.as_dict()
     files["tables.json"] = (json_text(doc, indent=1) + "\n").encode("utf-8")
     return files
