@@ -187,9 +187,7 @@ def mml_view_truth(
     called: dict[str, set[str]] = defaultdict(set)
     for u, v, k, d in edges:
         called[roads.graph.edges[u, v, k]["road"]].add(d["road"])
-    if any((u, v, k) in mixed for u, v, k, _ in edges) or any(
-        len(c) > 1 for c in called.values()
-    ):
+    if any((u, v, k) in mixed for u, v, k, _ in edges) or any(len(c) > 1 for c in called.values()):
         return "name_differs_along_road"
     names = sorted({d["road"] for *_, d in edges if d["road"]})
     if len(names) != 2:
