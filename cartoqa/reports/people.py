@@ -236,7 +236,13 @@ def people_summary(
         people: dict[str, int] = {}
         for run in humans:
             rows = run.scored.get(key, [])
-            answered = [(s, sc) for s, sc in rows if sc.why != "no response"]
+            # what this person answered: a sitting answers part of the dataset (--n), and
+            # each scorer words a missing answer its own way, so the records decide
+            answered = [
+                (s, sc)
+                for s, sc in rows
+                if s.id in run.records and run.records[s.id].response is not None
+            ]
             if not answered:
                 continue
             label = run_label(run, runs)

@@ -191,6 +191,28 @@ def test_agreement_pooled_score_and_disputed_items(scored):
     assert disputed_ids(runs) == {"mml-002"}
 
 
+def test_a_sitting_that_answered_part_of_the_dataset_counts_only_its_answers(tmp_path):
+    """``cartoqa answer --n`` answers part of a dataset: the questions a person left are
+    neither their answers nor an error (an outside check crashed the report on them)."""
+    ds = people_dataset(tmp_path / "ds")
+    write_runs(ds, tmp_path / "runs")
+    store = RunStore.open(
+        tmp_path / "runs",
+        dataset_name=ds.manifest.name,
+        dataset_sha256=ds.manifest.samples_sha256,
+        model="human:dan",
+    )
+    store.append(RunRecord(sample_id="mml-002", model="human:dan", response=_roads(0)))
+    store.close()
+    summary = people_summary(score_runs(ds, tmp_path / "runs").runs, n_boot=50)
+    assert summary is not None
+    tasks = {t.task: t for t in summary.tasks}
+    assert tasks["mml"].people["human:dan"] == 1 and "human:dan" not in tasks["rle"].people
+    assert tasks["mml"].answers == 10 and tasks["rle"].answers == 9
+    (d,) = summary.disputed
+    assert d.sample_id == "mml-002" and d.wrong == 3 and d.answers["human:dan"] == _roads(0)
+
+
 def test_no_people_no_summary_and_one_person_is_not_enough_overlap(scored):
     _, _, runs = scored
     models = [r for r in runs if not r.model.startswith("human:")]
