@@ -37,7 +37,7 @@ from cartoqa.stores import Dataset, RunStore
 from .answer_forms import ACTIONS, MAX_LEGS, answer_form, read_answer
 from .app import need_web
 from .guard import IMAGE_FOLDERS, MAX_BODY, TokenGate, sample_image
-from .server import loopback
+from .server import allowed_hosts, listen, run_on
 
 __all__ = [
     "ANSWER_STATIC",
@@ -310,45 +310,27 @@ def serve_answers(
 ) -> None:
     """Serve a sitting until stopped; prints the address with its token."""
     import secrets
-    import socket
     import sys
 
     from cartoqa.stores import load_dataset
 
     check_name(name)
     need_web()
-    import uvicorn
-
     dataset = load_dataset(dataset_path)
     samples = sitting_samples(dataset, n=n, seed=seed, variants=variants)
     if not samples:
         raise CartoqaError(f"{dataset_path} has no questions to answer (variants left out)")
     store = open_sitting_store(runs_dir, dataset, name)
     token = secrets.token_urlsafe(24)
-    hosts = [host]
-    if not loopback(host):
-        hosts += [socket.gethostname(), socket.getfqdn()]
-    app = create_answer_app(dataset, store, samples, name=name, token=token, hosts=tuple(hosts))
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    try:
-        sock.bind((host, port))
-    except OSError as exc:
-        sock.close()
-        raise ReviewError(
-            f"cannot listen on {host}:{port} ({exc.strerror}): give another --port "
-            "(0 picks a free one)"
-        ) from None
-    sock.listen(64)
-    bound = sock.getsockname()[1]
-    shown_host = f"[{host}]" if ":" in host else host
+    app = create_answer_app(
+        dataset, store, samples, name=name, token=token, hosts=allowed_hosts(host)
+    )
+    sock, shown = listen(host, port)
     done = len(store.completed_ids() & {s.id for s in samples})
     echo(
         f"{name} answers {len(samples)} questions of {dataset.manifest.name} ({done} answered); "
         f"answers in {store.path}"
     )
-    echo(f"open http://{shown_host}:{bound}/{token}/")
+    echo(f"open http://{shown}/{token}/")
     sys.stdout.flush()
-    config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off")
-    uvicorn.Server(config).run(sockets=[sock])
+    run_on(app, sock, lifespan="off")
