@@ -3,12 +3,6 @@ every registered task for the answer tests."""
 
 from __future__ import annotations
 
-import os
-import queue
-import re
-import subprocess
-import sys
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -18,7 +12,7 @@ from annotations.answer_forms import ACTIONS
 from cartoqa.records import Metadata, NumberTruth, Prompt, Sample, TextTruth
 from cartoqa.stores import RunStore
 from cartoqa.tasks.spec import registered_tasks
-from tests.annotations.review_server import Server, _reader
+from tests.annotations.review_server import Server, cartoqa_server
 from tests.cartoqa.model_data import CASES, PROV
 
 FINAL = "FINAL ANSWER:"
@@ -93,48 +87,9 @@ def every_task_samples() -> list[Sample]:
 def answer_server(dataset: Path, runs: Path, name: str, *args: str) -> Iterator[Server]:
     """``cartoqa answer DATASET --as NAME --port 0`` in its own process (a real uvicorn
     server), its address read from what it prints; stopped (or killed) at the end."""
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "cartoqa",
-            "answer",
-            str(dataset),
-            "--as",
-            name,
-            "--port",
-            "0",
-            "--runs-dir",
-            str(runs),
-            *args,
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"},
-    )
-    lines: queue.Queue = queue.Queue()
-    threading.Thread(target=_reader, args=(proc, lines), daemon=True).start()
-    seen: list[str] = []
-    url = None
-    try:
-        while url is None:
-            line = lines.get(timeout=60)
-            if line is None:
-                raise AssertionError(f"the answer server stopped: {''.join(seen)}")
-            seen.append(line)
-            m = re.search(r"open (http://\S+)", line)
-            if m:
-                url = m.group(1)
-        yield Server(proc, url, seen)
-    finally:
-        if proc.poll() is None:
-            proc.terminate()
-            try:
-                proc.wait(10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+    argv = ["answer", str(dataset), "--as", name, "--port", "0", "--runs-dir", str(runs), *args]
+    with cartoqa_server(argv, "answer") as server:
+        yield server
 
 
 def human_store(runs: Path) -> RunStore:

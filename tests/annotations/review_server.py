@@ -76,9 +76,17 @@ def _reader(proc: subprocess.Popen, out: queue.Queue) -> None:
 @contextmanager
 def review_server(dataset: Path, *args: str, timeout: float = 60) -> Iterator[Server]:
     """Serve ``dataset``; stopped (or killed) at the end."""
+    with cartoqa_server(["review", str(dataset), "--port", "0", *args], "review", timeout) as s:
+        yield s
+
+
+@contextmanager
+def cartoqa_server(argv: list[str], what: str, timeout: float = 60) -> Iterator[Server]:
+    """``cartoqa ARGV`` in its own process (a real uvicorn server), its address read from
+    what it prints ("open http://..."); stopped (or killed) at the end."""
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     proc = subprocess.Popen(
-        [sys.executable, "-m", "cartoqa", "review", str(dataset), "--port", "0", *args],
+        [sys.executable, "-m", "cartoqa", *argv],
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
@@ -93,9 +101,9 @@ def review_server(dataset: Path, *args: str, timeout: float = 60) -> Iterator[Se
             try:
                 line = lines.get(timeout=timeout)
             except queue.Empty:
-                raise AssertionError(f"the review server printed no address: {seen}") from None
+                raise AssertionError(f"the {what} server printed no address: {seen}") from None
             if line is None:
-                raise AssertionError(f"the review server stopped: {''.join(seen)}")
+                raise AssertionError(f"the {what} server stopped: {''.join(seen)}")
             seen.append(line)
             m = re.search(r"open (http://\S+)", line)
             if m:
