@@ -17,21 +17,6 @@ from tests.cartoqa.model_data import kinds_dataset
 sync_api = pytest.importorskip("playwright.sync_api")
 
 
-@pytest.fixture(scope="module")
-def browser():
-    from cartoqa.errors import RenderStackError
-    from maps.browser import chromium_path
-
-    try:
-        path = chromium_path()
-    except RenderStackError as exc:
-        pytest.skip(str(exc))
-    with sync_api.sync_playwright() as pw:
-        b = pw.chromium.launch(executable_path=path, args=["--no-sandbox"])
-        yield b
-        b.close()
-
-
 def _answer_page(page, sample) -> None:
     """Type ``sample``'s truth into its page and store it."""
     kind = page.locator("form#answer").get_attribute("data-form")

@@ -18,21 +18,6 @@ from tests.cartoqa.model_data import kinds_dataset
 sync_api = pytest.importorskip("playwright.sync_api")
 
 
-@pytest.fixture(scope="module")
-def browser():
-    from cartoqa.errors import RenderStackError
-    from maps.browser import chromium_path
-
-    try:
-        path = chromium_path()
-    except RenderStackError as exc:
-        pytest.skip(str(exc))
-    with sync_api.sync_playwright() as pw:
-        b = pw.chromium.launch(executable_path=path, args=["--no-sandbox"])
-        yield b
-        b.close()
-
-
 @pytest.fixture
 def kinds(tmp_path):
     kinds_dataset(tmp_path / "ds")
