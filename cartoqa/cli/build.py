@@ -134,14 +134,12 @@ def build(
     from cartoqa.tasks import build_dataset
     from cartoqa.tasks.build import BuildError, maps_wanted
     from cartoqa.tasks.variants import parse_variants
-    from cartoqa.tasks.variants.apply import check_buildable
 
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     wanted = [t.strip() for t in tasks.split(",") if t.strip()]
     try:
         counts = parse_counts(per_task)
         asked = parse_variants(variants)
-        check_buildable(asked)
         places = _places(out, extract, extracts)
         _check_workers(workers, ray)
     except CartoqaError as exc:

@@ -54,7 +54,7 @@ from .navigation import NAVIGATION_TASKS
 from .spec import registered_tasks
 from .templates import PromptSet, load_prompts
 from .variants import parse_variants
-from .variants.apply import BaseItem, check_buildable, make_variants
+from .variants.apply import BaseItem, make_variants
 from .views import Plan
 
 if TYPE_CHECKING:
@@ -195,7 +195,6 @@ def build_dataset(
         )
     per_task = _checked_counts(per_task, tasks)
     variants = parse_variants(variants)
-    check_buildable(variants)
     if ray is None and workers is None:
         workers = 1
     if workers is not None and workers < 1:

@@ -60,7 +60,7 @@ if TYPE_CHECKING:
     from ..templates import PromptSet
     from ..views import Plan, Question
 
-__all__ = ["BUILT", "BaseItem", "VariantReport", "check_buildable", "make_variants"]
+__all__ = ["BUILT", "BaseItem", "VariantReport", "make_variants"]
 
 #: the variants a build makes now, in the order their samples are written ("lang:XX" for
 #: every language code)
@@ -106,18 +106,6 @@ class VariantReport:
         self.left_out.setdefault(variant, {}).setdefault(task, Counter())[reason] += 1
 
 
-def check_buildable(variants: Sequence[str]) -> None:
-    """Refuse, before any work, the variants a build cannot make yet."""
-    later = [
-        v for v in variants if v not in BUILT and not (v.startswith("lang:") and "lang:XX" in BUILT)
-    ]
-    if later:
-        raise CartoqaError(
-            f"--variants {','.join(later)}: no such variant; build some of "
-            f"{', '.join(BUILT)} (lang:XX with an OSM language code, e.g. lang:de)"
-        )
-
-
 def make_variants(
     items: Sequence[BaseItem],
     variants: Sequence[str],
@@ -133,7 +121,6 @@ def make_variants(
     """Write each item's copies under ``variants`` (``add_image(name, png) -> path``,
     ``add_sample``), variant by variant, in the order of ``items``; returns what was made
     and left out."""
-    check_buildable(variants)
     report = VariantReport(asked=list(variants))
     for variant in variants:
         report.made[variant] = Counter()
@@ -187,7 +174,7 @@ def _copy(
         if len({m.colour for m in item.plan.view.markers}) > 1:
             report.unanswerable.setdefault(variant, Counter())[base.task] += 1
             return _variant_sample(base, variant, text=text, images=images, answerable=False)
-    else:  # pragma: no cover - check_buildable refused it
+    else:  # pragma: no cover - parse_variants refused it
         raise CartoqaError(f"variant {variant!r} is not built")
     return _variant_sample(base, variant, text=text, images=images)
 
